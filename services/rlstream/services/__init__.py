@@ -1,0 +1,1 @@
+"""Deployables: each subpackage is one service; they talk only through events."""

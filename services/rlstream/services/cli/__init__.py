@@ -1,0 +1,1 @@
+"""rlstream cli service."""

@@ -1,0 +1,1 @@
+"""rlstream evaluator service."""

@@ -1,0 +1,1 @@
+"""rlstream ingest service."""

@@ -1,0 +1,42 @@
+"""A graded rollout: the transcript plus every reward's verdict."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rlstream.rewards.base import RewardResult
+from rlstream.transcript import Transcript
+
+
+class ScoredRollout(BaseModel):
+    """One graded rollout. ``score``/``passed`` combine the individual reward results.
+
+    ``rollout_id`` is deterministic (conversation id + reward spec), so grading the same
+    transcript twice yields the same id: that is what makes downstream effects idempotent.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_version: Literal[1] = 1
+    rollout_id: str
+    transcript: Transcript
+    results: tuple[RewardResult, ...]
+    score: float = Field(ge=0.0, le=1.0)
+    passed: bool
+    reward_spec: str
+
+    @property
+    def task_key(self) -> str:
+        return self.transcript.task_key or self.transcript.conversation_id
+
+    @property
+    def conversation_id(self) -> str:
+        return self.transcript.conversation_id
+
+    @staticmethod
+    def make_id(conversation_id: str, reward_spec: str) -> str:
+        digest = hashlib.sha256(f"{conversation_id}\x00{reward_spec}".encode()).hexdigest()
+        return digest[:32]

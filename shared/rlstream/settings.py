@@ -1,0 +1,36 @@
+"""Settings: built once at startup from the environment (``RLSTREAM_*``), then frozen."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Process-wide configuration. Nested values use ``__`` (``RLSTREAM_KAFKA__...`` style
+    is avoided on purpose: every knob is one flat, documented variable)."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="RLSTREAM_", frozen=True, extra="ignore", env_file=None
+    )
+
+    data_dir: Path = Field(default=Path(".rlstream"), description="artifacts + embedded DB")
+    kafka_bootstrap: str = "127.0.0.1:9092"
+    kafka_client_id: str = "rlstream"
+    max_message_bytes: int = 4 * 1024 * 1024
+    postgres_dsn: SecretStr | None = Field(
+        default=None, description="None: start the embedded PostgreSQL under data_dir"
+    )
+    redis_url: SecretStr | None = None
+    redis_idempotency_ttl_s: int = 7 * 24 * 3600
+    task_key_field: str | None = None
+    pass_threshold: float | None = None
+    log_json: bool = True
+    log_level: str = "INFO"
+
+
+def load_settings() -> Settings:
+    """Read the environment once. Call at startup and pass the object down."""
+    return Settings()

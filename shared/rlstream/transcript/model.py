@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION: Literal[1] = 1
 
 Role = Literal["system", "user", "assistant", "tool"]
 TaskKeyRule = Literal["explicit", "opener", "merged"]

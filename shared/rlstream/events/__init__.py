@@ -1,5 +1,25 @@
-"""Event contracts published on Kafka (models in :mod:`rlstream.events.models`)."""
+"""Event contracts published on Kafka: topic names (:mod:`.topics`) and payload models."""
 
 from rlstream.events import topics
+from rlstream.events.models import (
+    EVENT_SCHEMA_VERSION,
+    DatasetProfile,
+    DatasetReleased,
+    DLQRecord,
+    LineageSummary,
+    RawTurnDelta,
+    ScoredEvent,
+    TranscriptEvent,
+)
 
-__all__ = ["topics"]
+__all__ = [
+    "EVENT_SCHEMA_VERSION",
+    "DLQRecord",
+    "DatasetProfile",
+    "DatasetReleased",
+    "LineageSummary",
+    "RawTurnDelta",
+    "ScoredEvent",
+    "TranscriptEvent",
+    "topics",
+]

@@ -1,0 +1,137 @@
+"""Event payloads on Kafka: frozen, versioned, JSON on the wire.
+
+Transcripts and scored rollouts travel as the library's own models (``Transcript`` and
+``ScoredRollout`` already carry ``schema_version`` and forbid extra fields), so there is one
+definition of each, not a copy that can drift. The models here cover what only exists on
+the wire: turn deltas, dataset releases and dead-letter records.
+"""
+
+from __future__ import annotations
+
+import base64
+from datetime import UTC, datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from rlstream.rewards.scored import ScoredRollout
+from rlstream.transcript.model import Transcript
+
+EVENT_SCHEMA_VERSION = 1
+
+#: ``rlstream.transcripts.v1`` carries a canonical Transcript as is.
+TranscriptEvent = Transcript
+#: ``rlstream.scored.v1`` carries a graded rollout as is (key: its task key).
+ScoredEvent = ScoredRollout
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_version: Literal[1] = 1
+
+    def dump_json(self) -> bytes:
+        return self.model_dump_json().encode()
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class RawTurnDelta(_Event):
+    """One or more new messages of a conversation still in progress.
+
+    Agents that stream turns publish these on ``rlstream.conversations.raw`` keyed by the
+    conversation id; the ingest service assembles them and closes the conversation on
+    ``end=True`` or after an idle timeout. ``turn`` is the sender's 0-based sequence number,
+    so a redelivered or reordered delta lands in its place exactly once. ``metadata`` holds
+    conversation-level fields (agent, task id, outcome, model …); later deltas override
+    earlier keys.
+    """
+
+    kind: Literal["turn_delta"] = "turn_delta"
+    conversation_id: str = Field(min_length=1)
+    turn: int = Field(ge=0)
+    messages: tuple[dict[str, JsonValue], ...] = ()
+    end: bool = False
+    metadata: dict[str, JsonValue] = Field(default_factory=dict)
+    sent_at: datetime | None = None
+
+
+class DatasetProfile(BaseModel):
+    """The numbers a release was decided on (a summary of the pending pool's profile)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    rollouts: int
+    groups: int
+    groups_multi: int = Field(description="groups with n >= 2")
+    pass_rate: float
+    gradient_support: float
+    gradient_support_unbiased: float | None = None
+    method: str | None = Field(default=None, description="recommended training method")
+
+
+class LineageSummary(BaseModel):
+    """Enough lineage to audit a release without a database query; the edges are in PG."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    rollout_ids_sha256: str
+    conversations: int
+    task_keys: int
+    sources: tuple[str, ...] = Field(default=(), description="topics/files the rows came from")
+
+
+class DatasetReleased(_Event):
+    """A sealed, immutable dataset handed to training (topic ``rlstream.datasets.v1``)."""
+
+    dataset_id: str
+    agent: str
+    reward_spec: str
+    path: str
+    sha256: str
+    files: dict[str, str] = Field(default_factory=dict, description="file name -> sha256")
+    manifest: dict[str, JsonValue] = Field(default_factory=dict)
+    profile: DatasetProfile
+    lineage: LineageSummary
+    released_at: datetime = Field(default_factory=_now)
+
+
+class DLQRecord(_Event):
+    """What a service could not accept, with everything needed to replay it.
+
+    ``value_b64`` is the original value byte for byte (base64), headers likewise; the
+    error fields say why it was rejected, the source fields where it came from.
+    """
+
+    topic: str
+    partition: int
+    offset: int
+    timestamp_ms: int | None = None
+    key_b64: str | None = None
+    value_b64: str
+    headers: tuple[tuple[str, str], ...] = Field(default=(), description="(name, base64)")
+    error_code: str
+    error_class: str
+    error_message: str
+    service: str
+    failed_at: datetime = Field(default_factory=_now)
+
+    def original_value(self) -> bytes:
+        return base64.b64decode(self.value_b64)
+
+    def original_key(self) -> bytes | None:
+        return None if self.key_b64 is None else base64.b64decode(self.key_b64)
+
+
+__all__ = [
+    "EVENT_SCHEMA_VERSION",
+    "DLQRecord",
+    "DatasetProfile",
+    "DatasetReleased",
+    "LineageSummary",
+    "RawTurnDelta",
+    "ScoredEvent",
+    "TranscriptEvent",
+]

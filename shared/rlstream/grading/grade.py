@@ -1,0 +1,189 @@
+"""Grading: apply a RewardSpec to transcripts and produce ScoredRollouts.
+
+``grade_one`` grades a single transcript with the context it is given. ``grade_many`` is the
+batch/stream-window form: it groups transcripts by task key and grades in two passes, so
+rewards that derive their reference from the group (tool_calling) see the rollouts that
+passed everything else. A transcript whose grading fails yields a :class:`GradeFailure`
+with the reason; the run goes on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from rlstream.errors import RlstreamError
+from rlstream.grading.spec import RewardSpec, SpecItem
+from rlstream.rewards.base import RewardContext, RewardResult
+from rlstream.rewards.outcome import OutcomeReward
+from rlstream.rewards.scored import ScoredRollout
+from rlstream.transcript import Transcript
+
+#: metadata fields that name the task when the transcript has no resolved task key
+TASK_FIELDS = ("task_id", "scenario_id", "intent", "prompt_id", "task")
+
+Progress = Callable[[int, int], None]
+
+
+class GradeFailure(BaseModel):
+    """A transcript that could not be graded, and why (dead-letter material)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    conversation_id: str
+    task_key: str
+    reward: str | None
+    code: str
+    reason: str
+    reward_spec: str
+    source: str = "inline"
+
+
+def task_key_of(t: Transcript) -> str:
+    """The resolved task key, else a logged task field, else the conversation itself."""
+    if t.task_key:
+        return t.task_key
+    for f in TASK_FIELDS:
+        v = t.metadata.get(f)
+        if isinstance(v, str | int) and not isinstance(v, bool) and str(v):
+            return str(v)
+    return t.conversation_id
+
+
+def _combine(t: Transcript, spec: RewardSpec, results: list[RewardResult]) -> ScoredRollout:
+    total_w = 0.0
+    acc = 0.0
+    passed = True
+    for item, r in zip(spec.items, results, strict=True):
+        w = item.entry.weight
+        total_w += w
+        acc += w * r.score
+        passed = passed and r.passed
+    score = min(1.0, max(0.0, acc / total_w))
+    return ScoredRollout(
+        rollout_id=ScoredRollout.make_id(t.conversation_id, spec.spec_id),
+        transcript=t,
+        results=tuple(results),
+        score=score,
+        passed=passed,
+        reward_spec=spec.spec_id,
+    )
+
+
+def grade_one(
+    t: Transcript, spec: RewardSpec, context: RewardContext | None = None
+) -> ScoredRollout:
+    """Grade one transcript. Reward errors (MissingContextError ...) propagate."""
+    ctx = context if context is not None else RewardContext()
+    return _combine(t, spec, [item.reward(t, ctx) for item in spec.items])
+
+
+def _failure(
+    t: Transcript, spec: RewardSpec, item: SpecItem | None, exc: Exception
+) -> GradeFailure:
+    code = exc.code if isinstance(exc, RlstreamError) else "reward_crashed"
+    reason = str(exc) if isinstance(exc, RlstreamError) else f"{type(exc).__name__}: {exc}"
+    return GradeFailure(
+        conversation_id=t.conversation_id,
+        task_key=task_key_of(t),
+        reward=item.entry.name if item else None,
+        code=code,
+        reason=reason,
+        reward_spec=spec.spec_id,
+        source=t.source.label(),
+    )
+
+
+def grade_many(
+    transcripts: Iterable[Transcript],
+    spec: RewardSpec,
+    on_progress: Progress | None = None,
+    *,
+    context: RewardContext | None = None,
+) -> Iterator[ScoredRollout | GradeFailure]:
+    """Grade a batch in input order; group-aware rewards get their group's passing peers.
+
+    Pass 1 runs every reward that does not use the group. Pass 2 gives group-aware rewards
+    ``context.group`` = the other rollouts of the same task key that passed pass 1 (when the
+    spec has no other reward, those whose logged outcome passes).
+    """
+    base = context if context is not None else RewardContext()
+    items = list(transcripts)
+    total = len(items)
+    solo = [i for i in spec.items if not i.uses_group]
+    grouped = [i for i in spec.items if i.uses_group]
+
+    partial: list[dict[str, RewardResult] | GradeFailure] = []
+    for t in items:
+        got: dict[str, RewardResult] = {}
+        fail: GradeFailure | None = None
+        for item in solo:
+            try:
+                got[item.entry.name] = item.reward(t, base)
+            except Exception as exc:  # one bad rollout must not stop a run
+                fail = _failure(t, spec, item, exc)
+                break
+        partial.append(fail if fail is not None else got)
+
+    peers: dict[str, list[Transcript]] = {}
+    if grouped:
+        judge = _peer_judge(solo)
+        for t, res in zip(items, partial, strict=True):
+            if not isinstance(res, GradeFailure) and judge(t, res):
+                peers.setdefault(task_key_of(t), []).append(t)
+
+    for n, (t, res) in enumerate(zip(items, partial, strict=True), start=1):
+        if isinstance(res, GradeFailure) or not grouped:
+            out: ScoredRollout | GradeFailure = (
+                res if isinstance(res, GradeFailure) else _combine_named(t, spec, res)
+            )
+        else:
+            group = tuple(
+                p for p in peers.get(task_key_of(t), ()) if p.conversation_id != t.conversation_id
+            )
+            ctx = RewardContext.model_construct(
+                label=base.label, reference=base.reference, group=group, options=base.options
+            )
+            out = _second_pass(t, spec, grouped, res, ctx)
+        if on_progress is not None:
+            on_progress(n, total)
+        yield out
+
+
+def _combine_named(t: Transcript, spec: RewardSpec, got: dict[str, RewardResult]) -> ScoredRollout:
+    return _combine(t, spec, [got[i.entry.name] for i in spec.items])
+
+
+def _second_pass(
+    t: Transcript,
+    spec: RewardSpec,
+    grouped: list[SpecItem],
+    got: dict[str, RewardResult],
+    ctx: RewardContext,
+) -> ScoredRollout | GradeFailure:
+    done = dict(got)
+    for item in grouped:
+        try:
+            done[item.entry.name] = item.reward(t, ctx)
+        except Exception as exc:
+            return _failure(t, spec, item, exc)
+    return _combine_named(t, spec, done)
+
+
+def _peer_judge(solo: list[SpecItem]) -> Callable[[Transcript, dict[str, RewardResult]], bool]:
+    """Who counts as a passing peer: passed every pass-1 reward, or (no such reward) the
+    logged outcome passes."""
+    if solo:
+        return lambda _t, res: all(r.passed for r in res.values())
+    outcome = OutcomeReward()
+    empty = RewardContext()
+
+    def by_outcome(t: Transcript, _res: dict[str, Any]) -> bool:
+        try:
+            return outcome(t, empty).passed
+        except RlstreamError:
+            return False
+
+    return by_outcome

@@ -1,0 +1,172 @@
+"""Tool-call extraction and canonicalisation shared by tool_calling (and nsr's decision tool).
+
+Calls come from two places: native ``Message.tool_calls`` (the canonical model already
+normalises OpenAI and Anthropic shapes) and fenced ```json blocks in assistant text, which
+agents without native tool support emit. Arguments are canonicalised so ``"5"`` equals
+``5`` and key order never matters; a declared tools schema makes the coercion type-aware.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from rlstream.transcript import Transcript
+
+_FENCE = re.compile(
+    r"```[ \t]*(?:json|tool_call|tool|function)?[ \t]*\n?(.*?)```", re.DOTALL | re.I
+)
+_NUMERIC = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+_ARG_KEYS = ("arguments", "args", "parameters", "params", "input", "kwargs")
+_NAME_KEYS = ("name", "tool", "tool_name", "function", "function_name")
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One tool call, canonicalised: ``key`` identifies identical calls (spam detection)."""
+
+    name: str
+    args: dict[str, Any]
+    key: str
+    turn: int  # index among assistant turns
+    native: bool
+
+
+def _loads(raw: str) -> Any:
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+
+
+def call_from_obj(obj: Any) -> tuple[str, Any] | None:
+    """(name, raw arguments) from any common JSON tool-call shape, else None."""
+    if not isinstance(obj, dict):
+        return None
+    fn = obj.get("function")
+    if isinstance(fn, dict):  # OpenAI {"type": "function", "function": {...}}
+        return call_from_obj(fn)
+    name = next((obj[k] for k in _NAME_KEYS if isinstance(obj.get(k), str)), None)
+    if not name:
+        return None
+    args: Any = next((obj[k] for k in _ARG_KEYS if k in obj), {})
+    if isinstance(args, str):
+        parsed = _loads(args)
+        args = parsed if parsed is not None else {"__raw__": args}
+    return name, args
+
+
+def calls_in_text(text: str) -> list[tuple[str, Any]]:
+    """Tool calls written as fenced JSON in assistant text (object, list or tool_calls)."""
+    out: list[tuple[str, Any]] = []
+    if "```" not in text:
+        return out
+    for block in _FENCE.findall(text):
+        data = _loads(block.strip())
+        if isinstance(data, dict) and isinstance(data.get("tool_calls"), list):
+            data = data["tool_calls"]
+        items = data if isinstance(data, list) else [data]
+        for item in items:
+            found = call_from_obj(item)
+            if found:
+                out.append(found)
+    return out
+
+
+def schema_types(tools: tuple[dict[str, Any], ...]) -> dict[str, dict[str, str]]:
+    """tool name -> {argument: JSON-schema type} from OpenAI, Anthropic or plain tool specs."""
+    out: dict[str, dict[str, str]] = {}
+    for spec in tools:
+        fn = spec.get("function") if isinstance(spec.get("function"), dict) else spec
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+            continue
+        params = fn.get("parameters") or fn.get("input_schema") or spec.get("input_schema") or {}
+        props = params.get("properties", {}) if isinstance(params, dict) else {}
+        types: dict[str, str] = {}
+        if isinstance(props, dict):
+            for key, prop in props.items():
+                t = prop.get("type") if isinstance(prop, dict) else None
+                if isinstance(t, list):
+                    t = next((x for x in t if x != "null"), None)
+                if isinstance(t, str):
+                    types[key] = t
+        out[fn["name"]] = types
+    return out
+
+
+def declared_names(tools: tuple[dict[str, Any], ...]) -> frozenset[str]:
+    return frozenset(schema_types(tools))
+
+
+def canon(value: Any, typ: str | None = None) -> Any:
+    """Type-normalised value: numbers become floats, numeric strings numbers, strings trimmed
+    and case-folded; with a schema type, coercion follows the declared type instead."""
+    if isinstance(value, dict):
+        return {str(k): canon(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [canon(v) for v in value]
+    if isinstance(value, bool):
+        return value if typ != "string" else str(value).lower()
+    if isinstance(value, int | float):
+        if typ == "string":
+            return _num_text(float(value))
+        return round(float(value), 9)
+    if isinstance(value, str):
+        s = value.strip()
+        low = s.casefold()
+        if typ == "string":
+            return low
+        if typ in (None, "boolean") and low in ("true", "false"):
+            return low == "true"
+        if (typ in (None, "number", "integer")) and _NUMERIC.fullmatch(s.replace(",", "")):
+            return round(float(s.replace(",", "")), 9)
+        return low
+    return value
+
+
+def _num_text(x: float) -> str:
+    return str(int(x)) if x.is_integer() else repr(x)
+
+
+def canon_args(name: str, args: Any, types: dict[str, dict[str, str]]) -> dict[str, Any]:
+    if not isinstance(args, dict):
+        return {} if args is None else {"__value__": canon(args)}
+    t = types.get(name, {})
+    return {str(k): canon(v, t.get(str(k))) for k, v in args.items()}
+
+
+def call_key(name: str, args: dict[str, Any]) -> str:
+    return name + "\x00" + orjson.dumps(args, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def extract_calls(t: Transcript, types: dict[str, dict[str, str]] | None = None) -> list[Call]:
+    """Every call the assistant made, native first within a turn, then fenced JSON."""
+    types = schema_types(t.tools) if types is None else types
+    out: list[Call] = []
+    turn = -1
+    for m in t.messages:
+        if m.role != "assistant":
+            continue
+        turn += 1
+        for c in m.tool_calls:
+            args = c.arguments
+            if args is None and c.raw_arguments:
+                args = _loads(c.raw_arguments)
+                if args is None:
+                    args = {"__raw__": c.raw_arguments}
+            ca = canon_args(c.name, args, types)
+            out.append(Call(c.name, ca, call_key(c.name, ca), turn, True))
+        if m.content:
+            for name, args in calls_in_text(m.content):
+                ca = canon_args(name, args, types)
+                out.append(Call(name, ca, call_key(name, ca), turn, False))
+    return out
+
+
+def is_free_text(value: Any) -> bool:
+    """Free prose (a reason, a note) differs between equally good rollouts: never compared
+    when a reference is derived from peers."""
+    return isinstance(value, str) and (" " in value.strip() or len(value) > 64)

@@ -1,0 +1,139 @@
+"""outcome: the business outcome the agent logged, mapped to [0, 1].
+
+Signals read from ``transcript.outcome`` (or, when it has none, a ``context.label`` mapping):
+``resolved`` (bool; "yes"/"true"/1 accepted) -> 0 or 1; ``csat`` on a 1-5 scale (configurable)
+-> (csat - min) / (max - min); a numeric task reward (``task_reward``/``reward``/``score``)
+rescaled from ``reward_range``. The score is the mean of the signals present; with none the
+reward raises :class:`MissingContextError`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from rlstream.errors import ConfigError, MissingContextError, RewardError
+from rlstream.rewards._common import clamp, make_result, reject_unknown, threshold_option
+from rlstream.rewards.base import RewardContext, RewardResult
+from rlstream.transcript import Transcript
+
+_TRUE = {"true", "yes", "y", "1", "resolved", "success", "succeeded", "pass", "passed"}
+_FALSE = {"false", "no", "n", "0", "unresolved", "failure", "failed", "fail"}
+
+
+class OutcomeReward:
+    """Maps logged outcomes (resolved, CSAT, numeric task reward) onto [0, 1]."""
+
+    name: ClassVar[str] = "outcome"
+    version: ClassVar[str] = "1.0.0"
+    endorsed_features: ClassVar[tuple[str, ...]] = ()
+    _OPTIONS: ClassVar[tuple[str, ...]] = (
+        "threshold",
+        "resolved_keys",
+        "csat_keys",
+        "csat_range",
+        "reward_keys",
+        "reward_range",
+    )
+
+    def __init__(
+        self,
+        threshold: float | None = None,
+        resolved_keys: tuple[str, ...] | list[str] = ("resolved", "success", "task_success"),
+        csat_keys: tuple[str, ...] | list[str] = ("csat", "satisfaction", "rating"),
+        csat_range: tuple[float, float] | list[float] = (1.0, 5.0),
+        reward_keys: tuple[str, ...] | list[str] = ("task_reward", "reward", "score"),
+        reward_range: tuple[float, float] | list[float] = (0.0, 1.0),
+        **options: Any,
+    ) -> None:
+        reject_unknown(self.name, options, self._OPTIONS)
+        self.threshold = threshold_option(threshold, 0.5)
+        self.resolved_keys = tuple(resolved_keys)
+        self.csat_keys = tuple(csat_keys)
+        self.reward_keys = tuple(reward_keys)
+        self.csat_range = _range("csat_range", csat_range)
+        self.reward_range = _range("reward_range", reward_range)
+
+    def _components(self, src: Any) -> dict[str, float]:
+        components: dict[str, float] = {}
+        resolved = _first(src, self.resolved_keys)
+        if resolved is not None:
+            components["resolved"] = _boolish(resolved)
+        csat = _first(src, self.csat_keys)
+        if csat is not None:
+            components["csat"] = _scaled(csat, self.csat_range, "csat")
+        task = _first(src, self.reward_keys)
+        if task is not None:
+            components["task_reward"] = _scaled(task, self.reward_range, "task reward")
+        return components
+
+    def __call__(self, transcript: Transcript, context: RewardContext) -> RewardResult:
+        components = self._components(transcript.outcome)
+        if not components and isinstance(context.label, dict):
+            components = self._components(context.label)
+        reasons: list[str] = []
+        if not components:
+            raise MissingContextError(
+                "outcome needs a logged outcome (resolved, csat or a task reward) in "
+                "transcript.outcome"
+            )
+        score = sum(components.values()) / len(components)
+        if score < self.threshold:
+            reasons.append(
+                "logged outcome below threshold: "
+                + ", ".join(f"{k}={v:.2f}" for k, v in components.items())
+            )
+        n_turns = sum(1 for m in transcript.messages if m.role == "assistant")
+        # a conversation-level outcome says nothing about which turn earned it: uniform credit
+        return make_result(
+            reward=self.name,
+            version=self.version,
+            score=score,
+            threshold=self.threshold,
+            components=components,
+            reasons=reasons,
+            turn_scores=[clamp(score)] * n_turns,
+        )
+
+
+def _range(name: str, value: Any) -> tuple[float, float]:
+    try:
+        lo, hi = (float(x) for x in value)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"outcome: {name} must be [low, high]") from exc
+    if not hi > lo:
+        raise ConfigError(f"outcome: {name} needs high > low, got {value!r}")
+    return lo, hi
+
+
+def _first(src: Any, keys: tuple[str, ...]) -> Any:
+    if not isinstance(src, dict):
+        return None
+    for k in keys:
+        if src.get(k) is not None:
+            return src[k]
+    return None
+
+
+def _boolish(value: Any) -> float:
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, int | float):
+        return 1.0 if value > 0 else 0.0
+    if isinstance(value, str):
+        low = value.strip().lower()
+        if low in _TRUE:
+            return 1.0
+        if low in _FALSE:
+            return 0.0
+    raise RewardError(f"outcome: cannot read {value!r} as resolved/unresolved")
+
+
+def _scaled(value: Any, rng: tuple[float, float], what: str) -> float:
+    if isinstance(value, bool):
+        raise RewardError(f"outcome: {what} {value!r} is not a number")
+    try:
+        x = float(value)
+    except (TypeError, ValueError) as exc:
+        raise RewardError(f"outcome: {what} {value!r} is not a number") from exc
+    lo, hi = rng
+    return clamp((x - lo) / (hi - lo))

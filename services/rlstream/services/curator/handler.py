@@ -1,0 +1,249 @@
+"""Curator: scored rollouts -> pending pool -> sealed dataset releases.
+
+The consumer path is cheap (decode, make sure the rollout is stored, mark its agent and
+spec dirty). A release loop checks dirty pools against the policy and, under a
+single-flight Redis lock, seals a dataset with :mod:`rlstream.curation` (the same code as
+``rlstream curate``), records it and marks its rollouts released in one Postgres
+transaction (a rollout is never released twice), records lineage, publishes
+``DatasetReleased`` and hands the dataset to the launcher. A crash between the Postgres
+commit and the publish is repaired on the next loop: recorded-but-unannounced datasets
+are re-published from the event stored with them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from rlstream.delivery import Item, Rejected, apply_isolating, decode_all
+from rlstream.delivery.runtime import Runtime
+from rlstream.errors import MessageTooLarge
+from rlstream.events import DatasetProfile, DatasetReleased, LineageSummary, topics
+from rlstream.launch import Launcher, LaunchRequest
+from rlstream.observability.metrics import DATASETS_RELEASED, GRADIENT_SUPPORT, PENDING_ROLLOUTS
+from rlstream.rewards.scored import ScoredRollout
+from rlstream.services.curator.policy import pool_stats, should_release
+from rlstream.services.curator.settings import CuratorSettings
+from rlstream.storage import DatasetRecord, LineageEdge, rollout_group
+
+log = logging.getLogger("rlstream.services.curator")
+
+Pair = tuple[str, str]  # (agent, reward_spec)
+
+
+class CuratorHandler:
+    def __init__(self, rt: Runtime, settings: CuratorSettings, launcher: Launcher | None) -> None:
+        self.rt = rt
+        self.settings = settings
+        self.launcher = launcher
+        self.dirty: set[Pair] = set()
+        self._last_check: dict[Pair, float] = {}
+        self._local_lock = asyncio.Lock()
+        self._announced: set[str] = set()
+
+    # ---- consumer path -----------------------------------------------------------------
+
+    def decode(self, record: Any) -> ScoredRollout:
+        value = record.value or b""
+        if len(value) > self.rt.settings.max_message_bytes:
+            raise MessageTooLarge(f"{len(value)} bytes")
+        return ScoredRollout.model_validate_json(value)
+
+    async def handle(self, records: Sequence[Any]) -> list[Rejected]:
+        decoded = decode_all(records, self.decode)
+        items = decoded.items
+        redis = self.rt.redis
+        missing = items
+        if redis is not None and items:
+            keys = [redis.idem_key("scored", i.value.rollout_id) for i in items]
+            flags = await redis.redis.mget(keys)
+            missing = [i for i, f in zip(items, flags, strict=True) if not f]
+
+        async def save(batch: list[Item[ScoredRollout]]) -> None:
+            await self.rt.store.save_rollouts([i.value for i in batch])
+
+        _, bad = await apply_isolating(missing, save)  # replays into a fresh DB stay correct
+        for it in items:
+            g = rollout_group(it.value)
+            self.dirty.add((g.agent, g.reward_spec))
+        return decoded.rejected + bad
+
+    # ---- release loop ------------------------------------------------------------------
+
+    async def run_forever(self) -> None:
+        interval = self.settings.release_check_interval_s
+        while True:
+            await asyncio.sleep(min(1.0, interval))
+            try:
+                await self.republish_unannounced()
+                await self.check_all()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.warning("release loop iteration failed; will retry", exc_info=True)
+
+    async def mark_all_pending_dirty(self) -> None:
+        rows = await self.rt.store.pool.fetch(
+            "SELECT DISTINCT agent, reward_spec FROM rollouts WHERE released_in IS NULL"
+        )
+        self.dirty |= {(r["agent"], r["reward_spec"]) for r in rows}
+
+    async def check_all(self) -> list[DatasetReleased]:
+        now = time.monotonic()
+        out = []
+        for pair in sorted(self.dirty):
+            if now - self._last_check.get(pair, 0.0) < self.settings.release_check_interval_s:
+                continue
+            self._last_check[pair] = now
+            self.dirty.discard(pair)
+            ev = await self.maybe_release(*pair)
+            if ev is not None:
+                out.append(ev)
+        return out
+
+    async def maybe_release(self, agent: str, reward_spec: str) -> DatasetReleased | None:
+        s = self.settings
+        stats = pool_stats(await self.rt.store.group_stats(agent, reward_spec, pending_only=True))
+        GRADIENT_SUPPORT.labels(agent, reward_spec).set(stats.gradient_support)
+        PENDING_ROLLOUTS.labels(agent, reward_spec).set(stats.rollouts)
+        if not should_release(
+            stats,
+            min_rollouts=s.release_min_rollouts,
+            min_groups=s.release_min_groups,
+            min_support=s.release_min_gradient_support,
+        ):
+            return None
+        redis = self.rt.redis
+        lock = None
+        if redis is not None:
+            name = (
+                "release:" + hashlib.sha256(f"{agent}\x00{reward_spec}".encode()).hexdigest()[:24]
+            )
+            lock = await redis.locks.try_acquire(name, s.release_lock_ttl_ms)
+            if lock is None:
+                log.info("release already in flight elsewhere", extra={"agent": agent})
+                return None
+        try:
+            async with self._local_lock:
+                return await self._release(agent, reward_spec)
+        finally:
+            if lock is not None:
+                await lock.release()
+
+    async def _release(self, agent: str, reward_spec: str) -> DatasetReleased | None:
+        from rlstream.services.curator.seal import seal_dataset
+
+        s = self.settings
+        pending = await self.rt.store.pending_rollouts(agent, reward_spec)
+        sealed = await asyncio.to_thread(seal_dataset, pending, s.datasets_path(), agent)
+        if sealed is None or len(sealed.rollout_ids) < 1:
+            log.info("pool passed thresholds but curation kept nothing", extra={"agent": agent})
+            return None
+        stats = pool_stats(await self.rt.store.group_stats(agent, reward_spec, pending_only=True))
+        kept = {r.rollout_id: r for r in pending if r.rollout_id in set(sealed.rollout_ids)}
+        ids = sorted(kept)
+        event = DatasetReleased(
+            dataset_id=sealed.dataset_id,
+            agent=agent,
+            reward_spec=reward_spec,
+            path=str(sealed.path),
+            sha256=sealed.sha256,
+            files=sealed.files,
+            manifest=sealed.manifest,
+            profile=DatasetProfile(
+                rollouts=len(ids),
+                groups=len({kept[i].task_key for i in ids}),
+                groups_multi=stats.groups_multi,
+                pass_rate=sum(kept[i].passed for i in ids) / len(ids),
+                gradient_support=stats.gradient_support,
+                gradient_support_unbiased=stats.gradient_support_unbiased,
+                method=sealed.method,
+            ),
+            lineage=LineageSummary(
+                rollout_ids_sha256=hashlib.sha256("\n".join(ids).encode()).hexdigest(),
+                conversations=len({kept[i].conversation_id for i in ids}),
+                task_keys=len({kept[i].task_key for i in ids}),
+                sources=tuple(
+                    sorted(
+                        {
+                            kept[i].transcript.source.topic
+                            or kept[i].transcript.source.file
+                            or "inline"
+                            for i in ids
+                        }
+                    )
+                ),
+            ),
+        )
+        record = DatasetRecord(
+            dataset_id=event.dataset_id,
+            agent=agent,
+            reward_spec=reward_spec,
+            manifest={"release": event.model_dump(mode="json")},
+            path=event.path,
+            n_rollouts=len(ids),
+        )
+        await self.rt.store.release_dataset(record, ids)  # one transaction; never twice
+        edges: list[LineageEdge] = []
+        for rid in ids:
+            r = kept[rid]
+            label = rollout_group(r).label()
+            edges += [
+                LineageEdge(
+                    from_kind="dataset", from_id=event.dataset_id, to_kind="group", to_id=label
+                ),
+                LineageEdge(from_kind="group", from_id=label, to_kind="rollout", to_id=rid),
+                LineageEdge(
+                    from_kind="rollout",
+                    from_id=rid,
+                    to_kind="conversation",
+                    to_id=r.conversation_id,
+                ),
+            ]
+        await self.rt.store.add_lineage(edges)
+        await self.announce(event)
+        DATASETS_RELEASED.labels(agent, reward_spec).inc()
+        log.info("dataset released", extra={"dataset_id": event.dataset_id, "rollouts": len(ids)})
+        return event
+
+    async def announce(self, event: DatasetReleased) -> None:
+        """Publish, launch, then remember it as announced (each step idempotent)."""
+        box = self.rt.runner.outbox()
+        await box.add(self.rt.topic(topics.DATASETS), event.dataset_id.encode(), event.dump_json())
+        failures = await box.flush()
+        if failures:
+            raise failures[0][1]
+        if self.launcher is not None:
+            await self.launcher.launch(LaunchRequest.from_release(event))
+        if self.rt.redis is not None:
+            await self.rt.redis.mark_seen(
+                [self.rt.redis.idem_key("dataset-announced", event.dataset_id)]
+            )
+        self._announced.add(event.dataset_id)
+
+    async def republish_unannounced(self, window_s: int = 86_400) -> int:
+        rows = await self.rt.store.pool.fetch(
+            "SELECT dataset_id, manifest FROM datasets WHERE created_at > now() - make_interval(secs => $1)",
+            float(window_s),
+        )
+        n = 0
+        for row in rows:
+            did = row["dataset_id"]
+            if did in self._announced:
+                continue
+            redis = self.rt.redis
+            if redis is not None and await redis.is_seen(redis.idem_key("dataset-announced", did)):
+                self._announced.add(did)
+                continue
+            manifest = row["manifest"]
+            release = manifest.get("release") if isinstance(manifest, dict) else None
+            if release is None:
+                self._announced.add(did)  # recorded by someone else (e.g. the CLI)
+                continue
+            await self.announce(DatasetReleased.model_validate(release))
+            n += 1
+        return n

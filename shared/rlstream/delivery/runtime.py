@@ -1,0 +1,143 @@
+"""What every streaming service starts and stops: logs, health, Postgres, Redis, producer.
+
+Services differ only in their handler; this keeps their ``app.py`` files thin and makes
+the start order explicit: logs -> health (not ready) -> Postgres (migrated) -> Redis ->
+producer -> service-specific restore -> ready.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated, Any
+
+from aiokafka import AIOKafkaProducer
+from pydantic import BaseModel, Field, WithJsonSchema
+
+from rlstream.delivery.outbox import make_producer
+from rlstream.delivery.runner import BatchRunner
+from rlstream.observability.health import Health
+from rlstream.observability.logs import configure_logging
+from rlstream.settings import Settings
+
+log = logging.getLogger("rlstream.runtime")
+
+
+class ServiceSettings(Settings):
+    """Knobs every service shares (env ``RLSTREAM_*``; one pod per service in K8s)."""
+
+    consumer_group: str | None = Field(default=None, description="default: rlstream-<service>")
+    batch_max_records: int = 1000
+    batch_timeout_ms: int = 20
+    max_poll_interval_ms: int = 300_000
+    session_timeout_ms: int = 10_000
+    auto_offset_reset: str = "earliest"
+    health_host: str = "0.0.0.0"
+    health_port: int = Field(default=8080, description="-1 disables the HTTP endpoint")
+    pg_pool_max: int = 4
+    topic_prefix: str = Field(default="", description="prepended to every topic (tenancy, tests)")
+
+    def group_for(self, service: str) -> str:
+        return self.consumer_group or f"rlstream-{service}"
+
+
+class Runtime:
+    """Started in ``on_startup``, stopped in ``on_shutdown`` of each FastStream app."""
+
+    def __init__(self, service: str, settings: ServiceSettings) -> None:
+        self.service = service
+        self.settings = settings
+        self.health = Health()
+        self.runner = BatchRunner(service, self.health)
+        self.store: Any = None
+        self.redis: Any = None
+        self.producer: AIOKafkaProducer | None = None
+        self.health_port: int | None = None
+
+    def topic(self, name: str) -> str:
+        """The physical topic for a contract topic name (adds ``topic_prefix``)."""
+        return self.settings.topic_prefix + name
+
+    async def start(self) -> None:
+        s = self.settings
+        configure_logging(self.service, s.log_level, s.log_json)
+        if s.health_port >= 0:
+            self.health_port = await self.health.start(s.health_host, s.health_port)
+        from rlstream.storage import Store, upgrade
+        from rlstream.storage.embedded import resolve_dsn
+
+        dsn = resolve_dsn(s)
+        await upgrade(dsn)
+        self.store = await Store.connect(dsn, max_size=s.pg_pool_max)
+        if s.redis_url is not None:
+            from rlstream.storage import RedisState
+
+            self.redis = await _connect_redis(RedisState, s.redis_url.get_secret_value())
+        self.producer = make_producer(
+            s.kafka_bootstrap, f"{s.kafka_client_id}-{self.service}", s.max_message_bytes + 65536
+        )
+        await self.producer.start()
+        self.runner.producer = self.producer
+        log.info("started", extra={"health_port": self.health_port})
+
+    async def stop(self) -> None:
+        self.health.set_ready(False, "stopping")
+        if self.producer is not None:
+            await self.producer.stop()
+        if self.redis is not None and hasattr(self.redis, "close"):
+            await self.redis.close()
+        if self.store is not None:
+            await self.store.close()
+        await self.health.stop()
+
+
+async def _connect_redis(cls: Any, url: str) -> Any:
+    connect = getattr(cls, "connect", None)
+    obj = connect(url) if connect is not None else cls.from_url(url)
+    if hasattr(obj, "__await__"):
+        obj = await obj
+    return obj
+
+
+def subscriber_kwargs(settings: ServiceSettings, service: str) -> dict[str, Any]:
+    """Consumer options shared by every service: manual commits, batches, earliest."""
+    from faststream.middlewares import AckPolicy
+
+    return {
+        "group_id": settings.group_for(service),
+        "batch": True,
+        "max_records": settings.batch_max_records,
+        "batch_timeout_ms": settings.batch_timeout_ms,
+        "ack_policy": AckPolicy.MANUAL,
+        "auto_offset_reset": settings.auto_offset_reset,
+        "max_poll_interval_ms": settings.max_poll_interval_ms,
+        "session_timeout_ms": settings.session_timeout_ms,
+        "heartbeat_interval_ms": max(1000, settings.session_timeout_ms // 3),
+        "max_partition_fetch_bytes": max(1 << 20, settings.max_message_bytes + 65536),
+    }
+
+
+def _inline(schema: Any, defs: dict[str, Any] | None = None) -> Any:
+    if defs is None:
+        defs = schema.pop("$defs", {}) if isinstance(schema, dict) else {}
+    if isinstance(schema, dict):
+        if "$ref" in schema:
+            return _inline(dict(defs[schema["$ref"].rsplit("/", 1)[-1]]), defs)
+        return {k: _inline(v, defs) for k, v in schema.items()}
+    if isinstance(schema, list):
+        return [_inline(v, defs) for v in schema]
+    return schema
+
+
+def documented_batch(*models: type[BaseModel]) -> Any:
+    """A handler body type that documents the wire models in AsyncAPI but validates
+    nothing: records are parsed one by one by the handler, so one bad record is
+    dead-lettered instead of failing the whole batch in the framework."""
+    items = [_inline(m.model_json_schema()) for m in models]
+    schema = {"type": "array", "items": items[0] if len(items) == 1 else {"anyOf": items}}
+    return Annotated[list[Any], WithJsonSchema(schema)]
+
+
+def raw_values(msg: Any) -> list[bytes | None]:
+    """FastStream decoder: hand the raw values through untouched."""
+    raw = msg.raw_message
+    return [r.value for r in (raw if isinstance(raw, tuple) else (raw,))]

@@ -7,4 +7,4 @@ _TESTS = str(Path(__file__).resolve().parent)
 if _TESTS not in sys.path:
     sys.path.insert(0, _TESTS)
 
-pytest_plugins = ["harness.plugin"]
+pytest_plugins = ["harness.plugin", "pytester"]

@@ -155,7 +155,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
     if S.servers is not None:
         S.servers.stop_all()
-    if S.rundir is not None and not S.failed and not S.ci_problems and exitstatus == 0:
+    clean = not S.failed and not S.ci_problems and exitstatus in (0, 5)
+    if S.rundir is not None and (clean or S.servers is None or not S.servers.started()):
         shutil.rmtree(S.rundir, ignore_errors=True)
 
 
@@ -168,7 +169,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int) -> None:
         tr.write_line(f"[harness] {len(exempt)} gpu test(s) skipped: {NO_GPU_REASON}")
     for p in S.ci_problems:
         tr.write_line(f"[harness] CI FAILURE: {p}", red=True)
-    if (S.failed or exitstatus not in (0, 5)) and S.servers is not None:
+    if (S.failed or exitstatus not in (0, 5)) and S.servers is not None and S.servers.started():
         for tier, obj in S.servers.started().items():
             for attr in ("log_path", "etcd_log_path"):
                 path = getattr(obj, attr, None)

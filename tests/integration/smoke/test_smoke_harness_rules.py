@@ -1,0 +1,82 @@
+"""The harness's own rules: tier skips say how to enable, and CI=true turns skips into failures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.unit
+TESTS_DIR = Path(__file__).resolve().parents[2]
+
+HELM_TEST = """
+def test_needs_helm(helm_bin):
+    assert helm_bin.exists()
+"""
+
+
+@pytest.fixture
+def inner(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pytest.Pytester:
+    monkeypatch.setenv("PYTHONPATH", str(TESTS_DIR))
+    monkeypatch.setenv("RLSTREAM_CACHE_DIR", str(tmp_path / "empty-cache"))  # no binaries
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("RLSTREAM_REQUIRE_ALL_TIERS", raising=False)
+    pytester.makeini("[pytest]\nmarkers =\n    gpu: gpu\n    helm: helm\n")
+    return pytester
+
+
+def _run(p: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return p.runpytest_subprocess("-p", "harness.plugin", "-rs", *args, timeout=120)
+
+
+def test_missing_tier_skips_locally_with_hint(inner: pytest.Pytester) -> None:
+    inner.makepyfile(HELM_TEST)
+    res = _run(inner)
+    res.assert_outcomes(skipped=1)
+    res.stdout.fnmatch_lines(["*helm tier unavailable*ensure-all.sh*"])
+
+
+def test_missing_tier_fails_in_ci(inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CI", "true")
+    inner.makepyfile(HELM_TEST)
+    res = _run(inner)
+    res.assert_outcomes(errors=1)
+    assert res.ret != 0
+    res.stdout.fnmatch_lines(["*helm tier unavailable*CI=true*requires every tier*"])
+
+
+def test_any_skip_fails_ci(inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RLSTREAM_REQUIRE_ALL_TIERS", "1")
+    inner.makepyfile(
+        "import pytest\n"
+        "def test_ok(): pass\n"
+        "def test_skipped(): pytest.skip('not today')\n"
+    )
+    res = _run(inner)
+    assert res.ret != 0
+    res.stdout.fnmatch_lines(["*CI FAILURE*1 test(s) skipped*", "*test_skipped*not today*"])
+
+
+def test_gpu_skip_is_the_documented_exception(
+    inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CI", "true")
+    monkeypatch.setenv("RLSTREAM_NO_GPU", "1")
+    inner.makepyfile(
+        "import pytest\n"
+        "def test_ok(): pass\n"
+        "@pytest.mark.gpu\n"
+        "def test_cuda(): raise AssertionError('must not run without a GPU')\n"
+    )
+    res = _run(inner)
+    res.assert_outcomes(passed=1, skipped=1)
+    assert res.ret == 0
+    res.stdout.fnmatch_lines(["*1 gpu test(s) skipped*no GPU*"])
+
+
+def test_zero_tests_fails_ci(inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CI", "true")
+    inner.makepyfile("def helper(): pass\n")
+    res = _run(inner)
+    assert res.ret != 0
+    res.stdout.fnmatch_lines(["*CI FAILURE*no test ran*"])

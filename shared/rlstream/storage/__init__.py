@@ -6,7 +6,12 @@ group counters, the near-duplicate index and single-flight locks. ``upgrade`` ap
 packaged migrations; ``resolve_dsn`` starts the embedded PostgreSQL when none is set.
 """
 
-from rlstream.storage.embedded import ensure_runtime_dir, resolve_dsn, start_embedded_postgres
+from rlstream.storage.embedded import (
+    ensure_runtime_dir,
+    resolve_dsn,
+    start_embedded_postgres,
+    stop_embedded_postgres,
+)
 from rlstream.storage.errors import (
     AlreadyReleasedError,
     LockBusyError,
@@ -70,5 +75,6 @@ __all__ = [
     "rollout_group",
     "simhash64",
     "start_embedded_postgres",
+    "stop_embedded_postgres",
     "upgrade",
 ]

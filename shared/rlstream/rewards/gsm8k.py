@@ -26,6 +26,7 @@ _FRAC = re.compile(r"(?<![\d.,/])([-−]?\d+(?:\.\d+)?)\s*/\s*(\d+(?:\.\d+)?)(?!
 _NUMBER = re.compile(
     r"(?<![\w.])[-−]?\s?[$€£¥]?\s?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s?%)?|(?<![\w.])\.\d+(?:\s?%)?"
 )
+_FIRST_NUM = re.compile(r"[-−]?\d|[-−]?\.\d")
 _HASHES = re.compile(r"####\s*([^\n]*)")
 _ANSWER_IS = re.compile(
     r"(?:the\s+(?:final\s+)?answer\s+is|final\s+answer\s*[:=]|answer\s*[:=]|^\s*a\s*:)\s*([^\n]*)",
@@ -72,7 +73,10 @@ def parse_number(fragment: str) -> list[float] | None:
     m = _FRAC_TEX.search(frag)
     if m:
         return _fraction(m.group(1), m.group(2))
-    head = frag.lstrip()
+    first = _FIRST_NUM.search(frag)
+    if first is None:
+        return None
+    head = frag[first.start() :]
     mixed = _MIXED.match(head)
     if mixed:
         whole, num, den = (float(x) for x in mixed.groups())
@@ -181,9 +185,15 @@ class Gsm8kReward:
         self.abs_tol = float(abs_tol)
 
     def _match(self, values: list[float] | None, gold: float) -> bool:
-        return bool(values) and any(
-            math.isclose(v, gold, rel_tol=self.rel_tol, abs_tol=self.abs_tol) for v in values or ()
-        )
+        """Integers compare exactly (50449 is not 50447, however close); anything else
+        within tolerance, so 1/6 matches a gold of 0.166667."""
+        for v in values or ():
+            if gold.is_integer() and v.is_integer():
+                if v == gold:
+                    return True
+            elif math.isclose(v, gold, rel_tol=self.rel_tol, abs_tol=self.abs_tol):
+                return True
+        return False
 
     def __call__(self, transcript: Transcript, context: RewardContext) -> RewardResult:
         label = context.label if context.label is not None else transcript.label

@@ -50,7 +50,7 @@ DEFAULT_PATTERNS: dict[str, re.Pattern[str]] = {
     ),
     "refuse": words_pattern(
         [
-            rf"{_NEG} (?:help|assist|share|discuss) (?:with|you with)?",
+            rf"{_NEG} (?:help|assist|share|discuss)(?: with| you with)?",
             r"refus(?:e|ed|ing)",
             r"not (?:something|able) (?:i|we) can (?:share|discuss|help with)",
         ]

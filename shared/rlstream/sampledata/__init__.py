@@ -1,0 +1,6 @@
+"""Seeded, realistic sample production logs with a truth file (tests, demo, benchmarks)."""
+
+from rlstream.sampledata.generate import DOMAINS, generate_transcripts
+from rlstream.sampledata.truth import SampleManifest, Truth
+
+__all__ = ["DOMAINS", "SampleManifest", "Truth", "generate_transcripts"]

@@ -2,5 +2,6 @@
 
 from rlstream.sampledata.generate import DOMAINS, generate_transcripts
 from rlstream.sampledata.truth import SampleManifest, Truth
+from rlstream.sampledata.write import write_sample_logs
 
-__all__ = ["DOMAINS", "SampleManifest", "Truth", "generate_transcripts"]
+__all__ = ["DOMAINS", "SampleManifest", "Truth", "generate_transcripts", "write_sample_logs"]

@@ -14,8 +14,10 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import Any
 
+from rlstream.sampledata.truth import TaskTruth
 from rlstream.transcript import Transcript
 
 #: rlstream reward name -> the stateset-agents class that grades the same task
@@ -69,16 +71,19 @@ def stateset_turns(t: Transcript) -> list[Any]:
     return turns
 
 
-def stateset_context(name: str, t: Transcript, label: Any) -> dict[str, Any]:
-    """The context dict each stateset reward reads, built from the same label rlstream gets.
+def stateset_context(name: str, task: TaskTruth) -> dict[str, Any]:
+    """The context dict each stateset reward reads, built from the task's truth.
 
     Without it stateset silently scores constants (gsm8k 0, tool_calling 0.6): gap 3 in
     data-and-peers.md section 8. Giving it the context makes it do its real work.
     """
     if name == "gsm8k":
-        return {"gold_answer": _number(label)}
+        return {"gold_answer": gold_number(task.label)}
     if name == "tool_calling":
-        calls = _calls_of(label)
+        ref = task.reference if isinstance(task.reference, dict) else {}
+        calls = [c for c in ref.get("expected_calls") or [] if isinstance(c, dict)]
+        # stateset parses only the *first* fenced call block, so its expectation is the
+        # first reference call
         first = calls[0] if calls else {}
         return {
             "expected_tool": first.get("name", ""),
@@ -86,29 +91,25 @@ def stateset_context(name: str, t: Transcript, label: Any) -> dict[str, Any]:
             "expected_outcome": "",
         }
     if name == "customer_support":
-        lab = label if isinstance(label, dict) else {}
-        must = lab.get("must_acknowledge") or lab.get("must_mention") or []
-        return {
-            "intent": lab.get("intent") or t.metadata.get("intent") or "unknown",
-            "must_acknowledge": list(must) if isinstance(must, list | tuple) else [],
-            "must_avoid": list(lab.get("must_avoid") or []),
-        }
+        return {"intent": task.kind, "must_acknowledge": [task.kind], "must_avoid": []}
     raise KeyError(name)
 
 
-def _number(label: Any) -> float | None:
+def gold_number(label: Any) -> float | None:
+    """A float from any of the generator's label forms (``#### 7``, ``A: 7``,
+    ``\\boxed{7}``, ``{"answer": "7"}``, ``3/4``, 7)."""
     if isinstance(label, dict):
-        label = label.get("answer", label.get("gold"))
+        label = label.get("answer")
+    if isinstance(label, int | float) and not isinstance(label, bool):
+        return float(label)
+    text = str(label).strip()
+    for prefix in ("####", "A:"):
+        text = text.removeprefix(prefix).strip()
+    text = text.removeprefix("\\boxed{").removesuffix("}").replace(",", "").strip()
     try:
-        return float(str(label).replace(",", ""))
-    except (TypeError, ValueError):
+        return float(Fraction(text))
+    except (ValueError, ZeroDivisionError):
         return None
-
-
-def _calls_of(label: Any) -> list[dict[str, Any]]:
-    if isinstance(label, dict):
-        label = label.get("expected_calls") or label.get("tool_calls") or label.get("calls") or []
-    return [c for c in label if isinstance(c, dict)] if isinstance(label, list) else []
 
 
 def grade_stateset(reward: Any, items: Sequence[tuple[list[Any], dict[str, Any]]]) -> list[float]:
@@ -150,7 +151,9 @@ def whileai_row(t: Transcript, task_key: str, passed: bool) -> dict[str, Any]:
         messages.append(msg)
     return {
         "task_id": task_key,
-        "prompt": t.first_user_message or "",
+        # hack_scan groups by ``prompt`` (group_signal by task_id): both get the task key so
+        # whileai sees the same groups rlstream does, not one group per rephrased opener
+        "prompt": task_key,
         "messages": messages,
         "steps": steps,
         "final_text": t.final_assistant_text() or "",
@@ -158,15 +161,18 @@ def whileai_row(t: Transcript, task_key: str, passed: bool) -> dict[str, Any]:
     }
 
 
-def whileai_profile(rows: Sequence[dict[str, Any]], *, hack: bool = True) -> dict[str, Any]:
+def whileai_profile(
+    rows: Sequence[dict[str, Any]], *, hack: bool = True, auto: bool = True
+) -> dict[str, Any]:
     """whileai's nearest equivalent of a profile: group_signal (+ pass@k inside it) and the
-    within-group hack scan with its default 100-shuffle floor."""
+    within-group hack scan with its default 100-shuffle floor. ``auto=False`` drops the
+    scan's word/word-pair feature tier, leaving the hand tier that rlstream's scan matches."""
     from whileai.simulations.score.hack_scan import hack_scan
     from whileai.simulations.score.optimize import group_signal
 
     out: dict[str, Any] = {"group_signal": group_signal(rows)}
     if hack:
-        scan = hack_scan(rows)
+        scan = hack_scan(rows, auto=auto)
         out["hack_scan"] = {
             "regime": scan["regime"],
             "support": scan["support"],

@@ -57,7 +57,7 @@ def test_grading_bench_prints_a_ratio_per_reward() -> None:
 
 def test_profile_bench_times_a_profile_and_prints_a_ratio() -> None:
     out = _run("profile_vs_peers.py", "--size", "96", "--million", "2000", "--repeats", "1")
-    assert re.search(r"1M profile: 2,000 rollouts in \d+\.\d+ s wall", out), out
+    assert re.search(r"large profile: 2,000 rollouts in \d+\.\d+ s wall", out), out
     last = out.strip().splitlines()[-1]
     if _peers_installed():
         assert re.search(r"ratio rlstream/whileai .*: \d+\.\d+x", last), last

@@ -1,0 +1,248 @@
+"""curate(): graded rollouts in, kept groups + drop counts + before/after profiles out.
+
+Order of operations (each step sees only what the previous kept):
+redelivered copies -> truncated -> exact duplicates / conflicting rewards -> near
+duplicates -> [profile "before" + hack scan] -> group size -> dead -> band -> [profile
+"after"]. Everything is processed in (task_key, rollout_id) order, so any permutation of
+the input gives the same result.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+
+from pydantic import BaseModel, ConfigDict
+
+from rlstream.curation.dedupe import minhash, near_duplicates
+from rlstream.curation.options import CurateOptions
+from rlstream.errors import RlstreamError
+from rlstream.metrics import Method, Profile, ProfileAccumulator, RolloutRow
+from rlstream.metrics.features import (
+    exact_fingerprint,
+    fingerprint64,
+    surface_features,
+    truncation_reason,
+)
+from rlstream.rewards.scored import ScoredRollout
+
+#: every reason a rollout can be dropped for, in pipeline order (all reported, zeros too)
+ROLLOUT_DROP_REASONS = (
+    "redelivered",
+    "truncated_length",
+    "truncated_errored",
+    "truncated_no_final_assistant",
+    "conflicting_rewards",
+    "exact_duplicate",
+    "near_duplicate",
+    "too_small",
+    "dead_all_pass",
+    "dead_all_fail",
+    "out_of_band",
+)
+GROUP_DROP_REASONS = ("too_small", "dead_all_pass", "dead_all_fail", "out_of_band")
+
+
+class DatasetRejectedError(RlstreamError):
+    """Curation refused to release a dataset (the hack scan raised an alarm under "reject")."""
+
+    code = "dataset_rejected"
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class KeptGroup(_Frozen):
+    """A group that survived curation; rollouts sorted by rollout id."""
+
+    task_key: str
+    rollouts: tuple[ScoredRollout, ...]
+
+    @property
+    def n(self) -> int:
+        return len(self.rollouts)
+
+    @property
+    def passes(self) -> int:
+        return sum(1 for r in self.rollouts if r.passed)
+
+    @property
+    def pass_rate(self) -> float:
+        return self.passes / self.n
+
+
+class Conflict(_Frozen):
+    """Identical rollouts (same fingerprint) that got different rewards: judge noise."""
+
+    task_key: str
+    fingerprint: str
+    rollout_ids: tuple[str, ...]
+    scores: tuple[float, ...]
+    passed: tuple[bool, ...]
+
+
+class CurationResult(_Frozen):
+    options: CurateOptions
+    input_rollouts: int
+    kept: tuple[KeptGroup, ...]
+    #: clean (deduped, complete) passing rollouts of every group: the SFT source
+    sft_pool: tuple[ScoredRollout, ...]
+    dropped_rollouts: dict[str, int]
+    dropped_groups: dict[str, int]
+    conflicting_rewards: tuple[Conflict, ...]
+    profile_before: Profile
+    profile_after: Profile
+    method: Method
+    method_reason: str
+    rejected: bool = False
+    rejection_reason: str | None = None
+
+    @property
+    def kept_rollouts(self) -> int:
+        return sum(g.n for g in self.kept)
+
+
+def _row(s: ScoredRollout, fingerprint: str) -> RolloutRow:
+    feats = surface_features(s.transcript)
+    for result in s.results:
+        feats.update(result.features)
+    return RolloutRow(
+        s.rollout_id, s.task_key, s.score, s.passed, feats, fingerprint64(fingerprint)
+    )
+
+
+def _unique_ids(rollouts: Iterable[ScoredRollout], drops: Counter[str]) -> list[ScoredRollout]:
+    """One copy per rollout id (at-least-once delivery); ties broken by content hash."""
+    by_id: dict[str, list[ScoredRollout]] = defaultdict(list)
+    for r in rollouts:
+        by_id[r.rollout_id].append(r)
+    out = []
+    for copies in by_id.values():
+        if len(copies) > 1:
+            drops["redelivered"] += len(copies) - 1
+            copies.sort(key=lambda r: hashlib.sha256(r.model_dump_json().encode()).hexdigest())
+        out.append(copies[0])
+    out.sort(key=lambda r: (r.task_key, r.rollout_id))
+    return out
+
+
+def _dedupe_group(
+    group: list[ScoredRollout], opts: CurateOptions, drops: Counter[str], conflicts: list[Conflict]
+) -> list[tuple[ScoredRollout, str]]:
+    """Exact then near duplicates inside one group; returns (rollout, fingerprint)."""
+    fps = [exact_fingerprint(r.transcript) for r in group]
+    clusters: dict[str, list[int]] = defaultdict(list)
+    for i, fp in enumerate(fps):
+        clusters[fp].append(i)
+    keep: list[int] = []
+    for fp, idx in clusters.items():
+        members = [group[i] for i in idx]
+        if len(idx) > 1 and len({(m.score, m.passed) for m in members}) > 1:
+            conflicts.append(
+                Conflict(
+                    task_key=members[0].task_key,
+                    fingerprint=fp,
+                    rollout_ids=tuple(m.rollout_id for m in members),
+                    scores=tuple(m.score for m in members),
+                    passed=tuple(m.passed for m in members),
+                )
+            )
+            if opts.drop_conflicting:
+                drops["conflicting_rewards"] += len(idx)
+                continue
+        if opts.dedupe_exact:
+            drops["exact_duplicate"] += len(idx) - 1
+            keep.append(idx[0])
+        else:
+            keep.extend(idx)
+    keep.sort()
+    survivors = [(group[i], fps[i]) for i in keep]
+    if opts.near_dup_threshold is None or len(survivors) < 2:
+        return survivors
+    sigs = [
+        minhash(
+            r.transcript, permutations=opts.minhash_permutations, shingle_size=opts.shingle_size
+        )
+        for r, _ in survivors
+    ]
+    matches = near_duplicates(sigs, [r.passed for r, _ in survivors], opts.near_dup_threshold)
+    drops["near_duplicate"] += sum(1 for m in matches if m is not None)
+    return [s for s, m in zip(survivors, matches, strict=True) if m is None]
+
+
+def _group_reason(n: int, c: int, opts: CurateOptions) -> str | None:
+    if n < opts.min_group_size:
+        return "too_small"
+    if opts.drop_dead and c == n:
+        return "dead_all_pass"
+    if opts.drop_dead and c == 0:
+        return "dead_all_fail"
+    lo, hi = opts.band
+    return None if lo <= c / n <= hi else "out_of_band"
+
+
+def curate(
+    rollouts: Iterable[ScoredRollout], options: CurateOptions | None = None
+) -> CurationResult:
+    """Filter graded rollouts into training-worthy groups (see module doc for the order)."""
+    opts = options or CurateOptions()
+    items = list(rollouts)
+    drops: Counter[str] = Counter()
+    group_drops: Counter[str] = Counter()
+    conflicts: list[Conflict] = []
+    groups: dict[str, list[ScoredRollout]] = defaultdict(list)
+    for r in _unique_ids(items, drops):
+        reason = (
+            truncation_reason(r.transcript, opts.terminal_tools) if opts.drop_truncated else None
+        )
+        if reason is not None:
+            drops[f"truncated_{reason}"] += 1
+            continue
+        groups[r.task_key].append(r)
+    scan = opts.hack_scan != "off"
+    before = ProfileAccumulator(keep_features=scan)
+    clean: dict[str, list[tuple[ScoredRollout, str]]] = {}
+    for key in sorted(groups):
+        survivors = _dedupe_group(groups[key], opts, drops, conflicts)
+        for r, fp in survivors:
+            before.add(_row(r, fp))
+        if survivors:
+            clean[key] = survivors
+    kept: list[KeptGroup] = []
+    after = ProfileAccumulator(keep_features=scan)
+    for key, members in clean.items():
+        c = sum(1 for r, _ in members if r.passed)
+        reason = _group_reason(len(members), c, opts)
+        if reason is not None:
+            group_drops[reason] += 1
+            drops[reason] += len(members)
+            continue
+        kept.append(KeptGroup(task_key=key, rollouts=tuple(r for r, _ in members)))
+        for r, fp in members:
+            after.add(_row(r, fp))
+    p_before = before.profile(
+        k_max=opts.k_max, hack_scan=scan, endorsed=opts.endorsed, seed=opts.seed
+    )
+    p_after = after.profile(
+        k_max=opts.k_max, hack_scan=scan, endorsed=opts.endorsed, seed=opts.seed
+    )
+    rejected, why = False, None
+    if opts.hack_scan == "reject" and p_before.hack_scan is not None and p_before.hack_scan.alarm:
+        rejected, why = True, "hack scan alarm: " + "; ".join(p_before.hack_scan.alarms)
+    return CurationResult(
+        options=opts,
+        input_rollouts=len(items),
+        kept=tuple(kept),
+        sft_pool=tuple(r for members in clean.values() for r, _ in members if r.passed),
+        dropped_rollouts={k: drops[k] for k in ROLLOUT_DROP_REASONS},
+        dropped_groups={k: group_drops[k] for k in GROUP_DROP_REASONS},
+        conflicting_rewards=tuple(conflicts),
+        profile_before=p_before,
+        profile_after=p_after,
+        method=p_before.method,
+        method_reason=p_before.method_reason,
+        rejected=rejected,
+        rejection_reason=why,
+    )

@@ -1,0 +1,104 @@
+"""next_steps.md: the exact commands to train on a released dataset.
+
+No paths or timestamps: the text depends only on the curation result, so it hashes the
+same wherever the dataset is written.
+"""
+
+from __future__ import annotations
+
+from rlstream.curation.curate import CurationResult
+
+
+def _pow2_at_most(x: int) -> int:
+    p = 1
+    while p * 2 <= x:
+        p *= 2
+    return p
+
+
+def _openrlhf(prompts: int, samples: int = 8) -> str:
+    if prompts == 0:
+        return "No GRPO prompts were kept, so there is no OpenRLHF run to launch.\n"
+    rollout_bs = min(1024, prompts)
+    train_bs = _pow2_at_most(min(128, prompts * samples))
+    return f"""Run it as an external command in the pinned GPU image (no CPU path):
+
+```
+python3 -m openrlhf.cli.train_ppo_ray \\
+  --data.prompt_dataset grpo.jsonl --data.input_key prompt --data.label_key label \\
+  --data.apply_chat_template \\
+  --algo.advantage.estimator group_norm --rollout.n_samples_per_prompt {samples} \\
+  --train.batch_size {train_bs} --rollout.batch_size {rollout_bs} \\
+  --reward.remote_url reward_func.py
+```
+
+- Step arithmetic: {prompts} prompts x {samples} samples = {prompts * samples} samples;
+  `--train.batch_size` must not exceed that and `--rollout.batch_size` must not exceed
+  {prompts} (the defaults 128 / 1024 can give **0 steps** on small sets).
+- `label` (the verifier label, a JSON string) is the only field OpenRLHF passes to the
+  reward function; lineage fields are ignored.
+- rlstream's `openrlhf` training backend generates the hash-pinned, never-raising
+  `reward_func.py` and checks every flag against the pinned release.
+"""
+
+
+def _commands(method: str) -> str:
+    others = [m for m in ("grpo", "dpo", "sft") if m != method]
+    lines = []
+    if method != "none":
+        lines += [
+            "Recommended:",
+            "",
+            "```",
+            f"rlstream train --dataset . --method {method}",
+            "```",
+            "",
+        ]
+    lines += [
+        "Also possible with these files:" if method != "none" else "Possible (not recommended):",
+        "",
+        "```",
+    ]
+    lines += [f"rlstream train --dataset . --method {m}" for m in others]
+    return "\n".join([*lines, "```"])
+
+
+def render_next_steps(result: CurationResult, rows: dict[str, int]) -> str:
+    """Markdown with the recommended method first, then TRL and OpenRLHF notes."""
+    p = result.profile_before
+    support = "-" if p.gradient_support is None else f"{p.gradient_support:.3f}"
+    return f"""# Next steps
+
+Recommended method: **{result.method}**. {result.method_reason}.
+
+| file | rows | use |
+|---|---|---|
+| grpo.jsonl | {rows["grpo.jsonl"]} | GRPO prompts + verifier labels |
+| dpo.jsonl | {rows["dpo.jsonl"]} | length-matched pass/fail pairs |
+| sft.jsonl | {rows["sft.jsonl"]} | passing conversations |
+
+Before curation: {p.rollouts} rollouts in {p.groups} groups, gradient support {support},
+verdict {p.verdict}. Kept: {len(result.kept)} groups, {result.kept_rollouts} rollouts.
+
+## Train
+
+Run from the directory that holds this file and `manifest.json`:
+
+{_commands(result.method)}
+
+## TRL (built-in backend)
+
+- GRPO: `grpo.jsonl` has a `prompt` column (a list of messages). Every other column
+  (`label`, `task_key`, `policy_version`, `tools`) reaches the reward functions as a
+  keyword argument; `label` is the grader context as JSON, so fresh samples are re-graded
+  with the same rlstream reward. GRPO regenerates samples on-policy: the logged groups only
+  selected these prompts.
+- DPO: `dpo.jsonl` rows have `prompt`, `chosen` and `rejected` as message lists, paired
+  inside one task key and length-matched.
+- SFT: `sft.jsonl` rows have `messages`; set `assistant_only_loss=True` (the chat template
+  needs generation markers). `loss_mask` marks the assistant messages (1) for trainers that
+  take an explicit mask.
+
+## OpenRLHF (GRPO)
+
+{_openrlhf(rows["grpo.jsonl"])}"""

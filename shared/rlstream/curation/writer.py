@@ -1,0 +1,191 @@
+"""write_dataset(): byte-reproducible dataset files plus a manifest that proves them.
+
+Same curation result -> same bytes: rows are sorted, JSON keys sorted (orjson
+OPT_SORT_KEYS), no timestamps or absolute paths in any file. ``dataset_id`` is the sha256
+over the sorted sha256s of the data files, so it names the content, not the run.
+The manifest is written last: a reader that finds it finds a complete dataset.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import orjson
+from pydantic import BaseModel, ConfigDict, JsonValue
+
+from rlstream.curation.curate import Conflict, CurationResult, DatasetRejectedError
+from rlstream.curation.next_steps import render_next_steps
+from rlstream.curation.options import CurateOptions
+from rlstream.curation.records import dpo_pairs, dpo_row, grpo_row, sft_row
+from rlstream.errors import RlstreamError
+from rlstream.metrics import Method, Profile
+from rlstream.rewards.scored import ScoredRollout
+
+DATA_FILES = ("grpo.jsonl", "dpo.jsonl", "sft.jsonl", "next_steps.md")
+MANIFEST = "manifest.json"
+
+
+class DatasetIntegrityError(RlstreamError):
+    """A dataset file does not match the sha256 its manifest records."""
+
+    code = "dataset_integrity"
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class FileEntry(_Frozen):
+    sha256: str
+    bytes: int
+    rows: int
+
+
+class LineageEntry(_Frozen):
+    """One dataset row back to its rollouts, conversations and source offsets."""
+
+    file: str
+    row: int
+    task_key: str
+    rollout_ids: tuple[str, ...]
+    conversation_ids: tuple[str, ...]
+    sources: tuple[dict[str, JsonValue], ...]
+
+
+class Manifest(_Frozen):
+    schema_version: Literal[1] = 1
+    dataset_id: str
+    files: dict[str, FileEntry]
+    counts: dict[str, int]
+    dropped_rollouts: dict[str, int]
+    dropped_groups: dict[str, int]
+    conflicting_rewards: tuple[Conflict, ...]
+    profiles: dict[str, Profile]
+    thresholds: CurateOptions
+    method: Method
+    method_reason: str
+    reward_versions: dict[str, tuple[str, ...]]
+    reward_specs: tuple[str, ...]
+    policy_versions: tuple[str, ...]
+    lineage: tuple[LineageEntry, ...]
+
+
+def _jsonl(rows: list[dict[str, Any]]) -> bytes:
+    return b"".join(orjson.dumps(r, option=orjson.OPT_SORT_KEYS) + b"\n" for r in rows)
+
+
+def _lineage(
+    file: str, row: int, task_key: str, rollouts: tuple[ScoredRollout, ...]
+) -> LineageEntry:
+    return LineageEntry(
+        file=file,
+        row=row,
+        task_key=task_key,
+        rollout_ids=tuple(r.rollout_id for r in rollouts),
+        conversation_ids=tuple(r.conversation_id for r in rollouts),
+        sources=tuple(
+            r.transcript.source.model_dump(mode="json", exclude_none=True) for r in rollouts
+        ),
+    )
+
+
+def _write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def build_files(
+    result: CurationResult,
+) -> tuple[dict[str, bytes], dict[str, int], list[LineageEntry]]:
+    """File contents, row counts and lineage, all in deterministic order."""
+    grpo: list[dict[str, Any]] = []
+    dpo: list[dict[str, Any]] = []
+    sft: list[dict[str, Any]] = []
+    lineage: list[LineageEntry] = []
+    for g in result.kept:
+        lineage.append(_lineage("grpo.jsonl", len(grpo), g.task_key, g.rollouts))
+        grpo.append(grpo_row(g))
+        for chosen, rejected, ratio in dpo_pairs(g, result.options.dpo_max_length_ratio):
+            lineage.append(_lineage("dpo.jsonl", len(dpo), g.task_key, (chosen, rejected)))
+            dpo.append(dpo_row(g.task_key, chosen, rejected, ratio))
+    for r in sorted(result.sft_pool, key=lambda r: (r.task_key, r.rollout_id)):
+        lineage.append(_lineage("sft.jsonl", len(sft), r.task_key, (r,)))
+        sft.append(sft_row(r))
+    rows = {"grpo.jsonl": len(grpo), "dpo.jsonl": len(dpo), "sft.jsonl": len(sft)}
+    files = {"grpo.jsonl": _jsonl(grpo), "dpo.jsonl": _jsonl(dpo), "sft.jsonl": _jsonl(sft)}
+    files["next_steps.md"] = render_next_steps(result, rows).encode()
+    rows["next_steps.md"] = 0
+    return files, rows, lineage
+
+
+def write_dataset(result: CurationResult, out_dir: Path) -> Manifest:
+    """Write grpo/dpo/sft JSONL, next_steps.md and manifest.json into ``out_dir``."""
+    if result.rejected:
+        raise DatasetRejectedError(result.rejection_reason or "curation rejected the dataset")
+    files, rows, lineage = build_files(result)
+    entries = {
+        name: FileEntry(sha256=hashlib.sha256(data).hexdigest(), bytes=len(data), rows=rows[name])
+        for name, data in files.items()
+    }
+    dataset_id = hashlib.sha256(
+        "\n".join(sorted(e.sha256 for e in entries.values())).encode()
+    ).hexdigest()
+    every = [r for g in result.kept for r in g.rollouts] + list(result.sft_pool)
+    versions: dict[str, set[str]] = {}
+    for r in every:
+        for res in r.results:
+            versions.setdefault(res.reward, set()).add(res.version)
+    manifest = Manifest(
+        dataset_id=dataset_id,
+        files=entries,
+        counts={
+            "input_rollouts": result.input_rollouts,
+            "kept_groups": len(result.kept),
+            "kept_rollouts": result.kept_rollouts,
+            "grpo_rows": rows["grpo.jsonl"],
+            "dpo_rows": rows["dpo.jsonl"],
+            "sft_rows": rows["sft.jsonl"],
+            "conflicting_rewards": len(result.conflicting_rewards),
+        },
+        dropped_rollouts=result.dropped_rollouts,
+        dropped_groups=result.dropped_groups,
+        conflicting_rewards=result.conflicting_rewards,
+        profiles={"before": result.profile_before, "after": result.profile_after},
+        thresholds=result.options,
+        method=result.method,
+        method_reason=result.method_reason,
+        reward_versions={k: tuple(sorted(v)) for k, v in sorted(versions.items())},
+        reward_specs=tuple(sorted({r.reward_spec for r in every})),
+        policy_versions=tuple(sorted({v for r in every if (v := r.transcript.policy_version)})),
+        lineage=tuple(lineage),
+    )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, data in files.items():
+        _write(out_dir / name, data)
+    _write(out_dir / MANIFEST, manifest_bytes(manifest))
+    return manifest
+
+
+def manifest_bytes(manifest: Manifest) -> bytes:
+    return (
+        orjson.dumps(
+            manifest.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2
+        )
+        + b"\n"
+    )
+
+
+def verify_dataset(out_dir: Path) -> Manifest:
+    """Re-hash every file against manifest.json; raises on any mismatch."""
+    manifest = Manifest.model_validate_json((out_dir / MANIFEST).read_bytes())
+    for name, entry in manifest.files.items():
+        digest = hashlib.sha256((out_dir / name).read_bytes()).hexdigest()
+        if digest != entry.sha256:
+            raise DatasetIntegrityError(
+                f"{name}: sha256 {digest} does not match manifest {entry.sha256}"
+            )
+    return manifest

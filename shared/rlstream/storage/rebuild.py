@@ -2,8 +2,14 @@
 
 Postgres holds every rollout and the authoritative group counters, so what must survive
 Redis loss is re-derived from it: the counters, the per-rollout counter markers and the
-idempotency keys of recent ids (those still inside the TTL window). Optionally the
-near-duplicate index, given a function that signs a transcript.
+"stored" idempotency keys (``idem_key("rollout" | "conversation", id)``) of ids still
+inside the TTL window. Optionally the near-duplicate index, given a function that signs a
+transcript.
+
+Keys that mean "published to Kafka" (the services' ``scored`` / ``transcript`` kinds) are
+deliberately *not* rebuilt: Postgres cannot tell a stored row from a published one, and
+marking an unpublished row as published would drop that publish for good. Without them a
+redelivery republishes, which consumers absorb by id.
 """
 
 from __future__ import annotations

@@ -1,0 +1,440 @@
+"""PII and secret detectors: compiled once, validated after matching.
+
+Regexes find candidates; checksums and context then reject look-alikes: card numbers must
+pass Luhn and carry a known issuer prefix, IBANs must pass ISO 7064 mod-97, IP addresses must
+parse, generic ``key=value`` secrets must look random (entropy), and bare digit runs count as
+phone / card numbers only when the words around them say so. That keeps order ids, prices,
+dates and version strings out.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+Kind = Literal["EMAIL", "PHONE", "CARD", "IBAN", "SSN", "IP", "API_KEY", "TOKEN", "SECRET"]
+KINDS: tuple[Kind, ...] = (
+    "EMAIL",
+    "PHONE",
+    "CARD",
+    "IBAN",
+    "SSN",
+    "IP",
+    "API_KEY",
+    "TOKEN",
+    "SECRET",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    start: int
+    end: int
+    kind: Kind
+    priority: int
+
+    @property
+    def length(self) -> int:
+        return self.end - self.start
+
+
+Validator = Callable[[str, str, int], bool]  # (matched value, whole text, start) -> keep?
+
+
+@dataclass(frozen=True, slots=True)
+class Detector:
+    kind: Kind
+    priority: int
+    pattern: re.Pattern[str]
+    group: int = 0
+    validate: Validator | None = None
+    #: cheap pre-check: at least one of these must occur in the lower-cased text ("" = any
+    #: digit, ":" pair = two colons); skips the regex on most text
+    needs: tuple[str, ...] = ("",)
+
+
+def luhn_ok(digits: str) -> bool:
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = ord(ch) - 48
+        if i % 2:
+            d *= 2
+            if d > 9:
+                d -= 9
+        total += d
+    return total % 10 == 0
+
+
+_CARD_PREFIX = re.compile(
+    r"^(?:4|5[1-5]|2(?:2[2-9]|[3-6]\d|7[01]|720)|3[47]|3(?:0[0-5]|[68])|6(?:011|5|4[4-9]|2)|35)"
+)
+_CARD_GROUPS = frozenset(
+    {
+        (4, 4, 4, 4),
+        (4, 6, 5),
+        (4, 6, 4),
+        (4, 4, 4, 4, 3),
+        (4, 4, 4, 1),
+        (4, 4, 4, 4, 2),
+        (4, 4, 4, 3),
+    }
+)
+_NEG_ID_CONTEXT = re.compile(
+    r"(?:order|tracking|invoice|ref(?:erence)?|confirmation|booking|ticket|case|shipment|"
+    r"parcel|serial|sku|account|acct|isbn|item|id|no\.?|number|#)\W{0,3}$"
+)
+_CARD_CONTEXT = re.compile(r"(?:card|visa|mastercard|amex|discover|credit|debit|cc|pan)\b")
+
+
+def _card(value: str, text: str, start: int) -> bool:
+    digits = value.replace(" ", "").replace("-", "")
+    if not 13 <= len(digits) <= 19 or not _CARD_PREFIX.match(digits) or not luhn_ok(digits):
+        return False
+    if digits == value:  # a bare digit run: refuse when the words before call it an id
+        before = text[max(0, start - 30) : start].lower()
+        if _NEG_ID_CONTEXT.search(before) and not _CARD_CONTEXT.search(before):
+            return False
+        return True
+    groups = tuple(len(g) for g in re.split(r"[ -]", value))
+    return groups in _CARD_GROUPS
+
+
+_IBAN_LEN = {
+    "AD": 24, "AE": 23, "AT": 20, "BA": 20, "BE": 16, "BG": 22, "BH": 22, "BR": 29, "CH": 21,
+    "CR": 22, "CY": 28, "CZ": 24, "DE": 22, "DK": 18, "DO": 28, "EE": 20, "EG": 29, "ES": 24,
+    "FI": 18, "FO": 18, "FR": 27, "GB": 22, "GE": 22, "GI": 23, "GL": 18, "GR": 27, "GT": 28,
+    "HR": 21, "HU": 28, "IE": 22, "IL": 23, "IS": 26, "IT": 27, "JO": 30, "KW": 30, "KZ": 20,
+    "LB": 28, "LI": 21, "LT": 20, "LU": 20, "LV": 21, "MC": 27, "MD": 24, "ME": 22, "MK": 19,
+    "MR": 27, "MT": 31, "MU": 30, "NL": 18, "NO": 15, "PK": 24, "PL": 28, "PS": 29, "PT": 25,
+    "QA": 29, "RO": 24, "RS": 22, "SA": 24, "SE": 24, "SI": 19, "SK": 24, "SM": 27, "TN": 24,
+    "TR": 26, "UA": 29, "VG": 24, "XK": 20,
+}  # fmt: skip
+
+
+def iban_ok(value: str) -> bool:
+    s = value.replace(" ", "").upper()
+    expected = _IBAN_LEN.get(s[:2])
+    if expected is not None and len(s) != expected:
+        return False
+    if not 15 <= len(s) <= 34:
+        return False
+    rearranged = s[4:] + s[:4]
+    try:
+        return int("".join(str(int(ch, 36)) for ch in rearranged)) % 97 == 1
+    except ValueError:
+        return False
+
+
+def _iban(value: str, text: str, start: int) -> bool:
+    return iban_ok(value)
+
+
+_VERSION_CONTEXT = re.compile(
+    r"(?:version|ver\.?|v|build|release|firmware|kernel|rev|os|ios|android)\s*$"
+)
+
+
+def _ipv4(value: str, text: str, start: int) -> bool:
+    return not _VERSION_CONTEXT.search(text[max(0, start - 12) : start].lower())
+
+
+def _ipv6(value: str, text: str, start: int) -> bool:
+    if sum(ch not in ":" for ch in value) < 6:
+        return False
+    try:
+        ipaddress.IPv6Address(value.split("%", 1)[0])
+    except ValueError:
+        return False
+    return True
+
+
+def _digits(value: str) -> int:
+    return sum(ch.isdigit() for ch in value)
+
+
+def _phone_intl(value: str, text: str, start: int) -> bool:
+    n = _digits(value)
+    return (10 if value.startswith("00") else 8) <= n <= (17 if value.startswith("00") else 15)
+
+
+def _phone_national(value: str, text: str, start: int) -> bool:
+    return 10 <= _digits(value) <= 11
+
+
+def _entropy(value: str) -> float:
+    counts: dict[str, int] = {}
+    for ch in value:
+        counts[ch] = counts.get(ch, 0) + 1
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in counts.values())
+
+
+def looks_random(value: str) -> bool:
+    """A generic secret value: long, mixed letters and digits, high entropy."""
+    has_digit = any(c.isdigit() for c in value)
+    has_alpha = any(c.isalpha() for c in value)
+    return len(value) >= 16 and has_digit and has_alpha and _entropy(value) >= 3.2
+
+
+def _generic_key(value: str, text: str, start: int) -> bool:
+    return looks_random(value)
+
+
+def password_like(value: str) -> bool:
+    """A password value, not a word like "required": digits, symbols or mixed case."""
+    has_digit = any(c.isdigit() for c in value)
+    has_symbol = any(not c.isalnum() for c in value)
+    mixed = any(c.isupper() for c in value) and any(c.islower() for c in value)
+    return has_digit or has_symbol or mixed
+
+
+def _password(value: str, text: str, start: int) -> bool:
+    return password_like(value)
+
+
+_SECRET_KEY_NAMES = (
+    r"api[_-]?key|apikey|secret(?:[_-]?key)?|access[_-]?key(?:[_-]?id)?|auth[_-]?token|"
+    r"access[_-]?token|refresh[_-]?token|client[_-]?secret|private[_-]?key|x-api-key|token"
+)
+
+# Priority: higher wins when spans overlap (then the longer span).
+DETECTORS: tuple[Detector, ...] = (
+    Detector(
+        "SECRET",
+        100,
+        re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]+?-----END [A-Z ]*PRIVATE KEY-----"),
+        needs=("-----begin",),
+    ),
+    Detector(
+        "TOKEN",
+        90,
+        re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+        needs=("eyj",),
+    ),
+    Detector(
+        "TOKEN", 89, re.compile(r"(?i)\bbearer\s+([A-Za-z0-9\-._~+/]{16,}=*)"), 1, needs=("bearer",)
+    ),
+    Detector(
+        "TOKEN",
+        88,
+        re.compile(r"(?i)\bauthorization:\s*basic\s+([A-Za-z0-9+/]{12,}={0,2})"),
+        1,
+        needs=("basic",),
+    ),
+    Detector(
+        "API_KEY",
+        85,
+        re.compile(
+            r"\b(?:sk-(?:proj-|ant-(?:api\d\d-)?|live-|test-)?[A-Za-z0-9_-]{20,}"
+            r"|(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}"
+            r"|gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255}"
+            r"|xox[abposr]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35}"
+            r"|(?:sk|pk|rk)_(?:live|test)_[0-9A-Za-z]{16,}|glpat-[A-Za-z0-9_-]{20,}"
+            r"|hf_[A-Za-z0-9]{30,}|npm_[A-Za-z0-9]{36})(?![A-Za-z0-9_-])"
+        ),
+        needs=(
+            "sk-",
+            "akia",
+            "asia",
+            "agpa",
+            "aida",
+            "aroa",
+            "anpa",
+            "anva",
+            "aipa",
+            "gh",
+            "github_pat_",
+            "xox",
+            "aiza",
+            "sk_",
+            "pk_",
+            "rk_",
+            "glpat-",
+            "hf_",
+            "npm_",
+        ),
+    ),
+    Detector(
+        "TOKEN",
+        84,
+        re.compile(
+            r"(?i)\b(?:session[_ -]?|auth[_ -]?|access[_ -]?|refresh[_ -]?|id[_ -]?|csrf[_ -]?)?token\b"
+            r"[\"']?\s*(?:[:=]|is)\s*[\"']?([A-Za-z0-9_\-./+=]{16,})"
+        ),
+        1,
+        _generic_key,
+        needs=("token",),
+    ),
+    Detector(
+        "API_KEY",
+        83,
+        re.compile(
+            rf"(?i)\b(?:{_SECRET_KEY_NAMES})\b[\"']?\s*(?:[:=]|is)\s*[\"']?([A-Za-z0-9_\-./+=]{{16,}})"
+        ),
+        1,
+        _generic_key,
+        needs=("key", "secret", "token", "auth"),
+    ),
+    Detector(
+        "SECRET",
+        80,
+        re.compile(r"(?<=://)[^\s:/@\"'<>]{1,64}:[^\s@/\"'<>]{1,128}(?=@)"),
+        needs=("://",),
+    ),
+    Detector(
+        "SECRET",
+        79,
+        re.compile(
+            r"(?i)\b(?:password|passwd|pwd|passcode|passphrase)\b[\"']?\s*(?:[:=]|is)\s*[\"']?([^\s\"',;]{4,64})"
+        ),
+        1,
+        _password,
+        needs=("pass", "pwd"),
+    ),
+    Detector(
+        "EMAIL",
+        70,
+        re.compile(
+            r"(?<![\w.%+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@"
+            r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}(?![\w-])"
+        ),
+        needs=("@",),
+    ),
+    Detector(
+        "IBAN",
+        65,
+        re.compile(r"(?<![\w])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?![\w])"),
+        0,
+        _iban,
+    ),
+    Detector(
+        "CARD", 60, re.compile(r"(?<![\w.,-])\d(?:[ -]?\d){12,18}(?![\w]|[.,-]\d|[ -]\d)"), 0, _card
+    ),
+    Detector(
+        "SSN",
+        55,
+        re.compile(r"(?<![\w-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\w-])"),
+    ),
+    Detector(
+        "SSN",
+        54,
+        re.compile(
+            r"(?i)\b(?:ssn|social security(?: number| no\.?)?|ss#)\s*(?:is|:|#|number|no\.?)?\s*"
+            r"(\d{3} ?\d{2} ?\d{4})\b"
+        ),
+        1,
+        needs=("ssn", "social", "ss#"),
+    ),
+    Detector(
+        "IP",
+        50,
+        re.compile(
+            r"(?<![\w:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?:%[A-Za-z0-9]+)?(?![\w:])"
+        ),
+        0,
+        _ipv6,
+        needs=(":2",),
+    ),
+    Detector(
+        "IP",
+        49,
+        re.compile(
+            r"(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
+            r"(?![\w]|\.\d)"
+        ),
+        0,
+        _ipv4,
+    ),
+    Detector(
+        "PHONE",
+        40,
+        re.compile(
+            r"(?<![\w+.-])(?<!\d[ .-])(?:\+[1-9]\d{0,2}[ .-]?|00[1-9]\d{0,2}[ .-])(?:\(\d{1,4}\)[ .-]?)?"
+            r"\d{1,5}(?:[ .-]?\d{1,5}){1,5}(?![\w]|[.-]\w)"
+        ),
+        0,
+        _phone_intl,
+    ),
+    Detector(
+        "PHONE",
+        39,
+        re.compile(
+            r"(?<![\w+.-])(?:1[ .-])?(?:\(\d{3}\) ?|\d{3}[ .-])\d{3}[ .-]\d{4}(?![\w-]|\.\d)"
+        ),
+    ),
+    Detector(
+        "PHONE",
+        38,
+        re.compile(r"(?<![\w+.-])(?<!\d[ .-])0\d{1,4}(?:[ .-]\d{2,6}){1,4}(?![\w]|[.-]\d)"),
+        0,
+        _phone_national,
+    ),
+    Detector(
+        "PHONE",
+        37,
+        re.compile(
+            r"(?i)\b(?:phone|tel|telephone|mobile|cell|call|text|whatsapp|sms|fax|contact|reach)"
+            r"\b[^\d\n]{0,20}(\+?\d{10,13})\b"
+        ),
+        1,
+        needs=(
+            "phone",
+            "tel",
+            "mobile",
+            "cell",
+            "call",
+            "text",
+            "whatsapp",
+            "sms",
+            "fax",
+            "contact",
+            "reach",
+        ),
+    ),
+)
+
+#: keys whose string value is a secret whatever it looks like (JSON arguments, metadata)
+SECRET_KEY = re.compile(rf"(?i)^(?:{_SECRET_KEY_NAMES}|authorization|credentials?)$")
+PASSWORD_KEY = re.compile(r"(?i)^(?:password|passwd|pwd|passcode|passphrase|pin)$")
+
+_DIGIT = re.compile(r"\d")
+
+
+_NEEDLES: tuple[str, ...] = tuple(sorted({n for d in DETECTORS for n in d.needs if n not in ("", ":2")}))
+_CHEAP = frozenset({"", ":2"})
+
+
+def find_spans(text: str) -> list[Span]:
+    """Non-overlapping PII spans in ``text``, left to right."""
+    found: list[Span] = []
+    low = text.lower()
+    present = {n for n in _NEEDLES if n in low}
+    if _DIGIT.search(text) is not None:
+        present.add("")
+    if text.count(":") >= 2:
+        present.add(":2")
+    if not present:
+        return found
+    for det in DETECTORS:
+        if present.isdisjoint(det.needs):
+            continue
+        for m in det.pattern.finditer(text):
+            start, end = m.span(det.group)
+            if start < 0:
+                continue
+            if det.validate is not None and not det.validate(m.group(det.group), text, start):
+                continue
+            found.append(Span(start, end, det.kind, det.priority))
+    if len(found) <= 1:
+        return found
+    found.sort(key=lambda s: (-s.priority, -s.length, s.start))
+    chosen: list[Span] = []
+    for span in found:
+        if all(span.end <= c.start or span.start >= c.end for c in chosen):
+            chosen.append(span)
+    chosen.sort(key=lambda s: s.start)
+    return chosen

@@ -1,0 +1,152 @@
+"""Replace PII with typed placeholders that are stable within one conversation.
+
+``<EMAIL_1>`` always stands for the same address inside a conversation, so a grader can still
+tell "the agent repeated the customer's address" from "it invented another"; numbering
+restarts per conversation, so placeholders carry nothing across conversations.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import JsonValue
+
+from rlstream.pii.detectors import PASSWORD_KEY, SECRET_KEY, Kind, find_spans, luhn_ok
+from rlstream.transcript.model import Message, ToolCall, Transcript
+
+_NON_ALNUM = re.compile(r"[^0-9A-Za-z]")
+_PHONE_CHARS = re.compile(r"^\+?[\d\s().-]{7,24}$")
+_KEY_HINTS: tuple[tuple[re.Pattern[str], Kind], ...] = (
+    (re.compile(r"(?i)(?:^|_)(?:phone|mobile|tel|telephone|cell|fax|msisdn)(?:_?(?:number|no))?$"), "PHONE"),
+    (re.compile(r"(?i)(?:^|_)ssn$|social_security"), "SSN"),
+    (re.compile(r"(?i)(?:^|_)(?:card|card_number|cc|pan|cc_number)$"), "CARD"),
+)
+
+
+def _norm(kind: Kind, value: str) -> str:
+    if kind == "EMAIL":
+        return value.lower()
+    if kind in ("PHONE", "CARD", "SSN", "IBAN"):
+        return _NON_ALNUM.sub("", value).upper()
+    return value
+
+
+class Redactor:
+    """Redacts the strings of one conversation; keeps the value -> placeholder table."""
+
+    __slots__ = ("_table", "_next", "found")
+
+    def __init__(self) -> None:
+        self._table: dict[tuple[str, str], str] = {}
+        self._next: Counter[str] = Counter()
+        #: replacements made, per kind (every occurrence counts)
+        self.found: Counter[str] = Counter()
+
+    def placeholder(self, kind: Kind, value: str) -> str:
+        key = (kind, _norm(kind, value))
+        ph = self._table.get(key)
+        if ph is None:
+            self._next[kind] += 1
+            ph = f"<{kind}_{self._next[kind]}>"
+            self._table[key] = ph
+        self.found[kind] += 1
+        return ph
+
+    def text(self, s: str) -> str:
+        spans = find_spans(s)
+        if not spans:
+            return s
+        out: list[str] = []
+        pos = 0
+        for sp in spans:
+            out.append(s[pos : sp.start])
+            out.append(self.placeholder(sp.kind, s[sp.start : sp.end]))
+            pos = sp.end
+        out.append(s[pos:])
+        return "".join(out)
+
+    def _keyed(self, key: str, s: str) -> str | None:
+        """A string whose key says what it is (``"password": "..."``, ``"phone": "..."``)."""
+        if len(s) >= 4 and not s.startswith("<"):
+            if PASSWORD_KEY.match(key):
+                return self.placeholder("SECRET", s)
+            if SECRET_KEY.match(key) and len(s) >= 8:
+                return self.placeholder("API_KEY", s)
+        for pattern, kind in _KEY_HINTS:
+            if pattern.search(key):
+                digits = _NON_ALNUM.sub("", s)
+                if kind == "PHONE" and _PHONE_CHARS.match(s) and 7 <= len(digits) <= 15:
+                    return self.placeholder(kind, s)
+                if kind == "SSN" and len(digits) == 9 and digits.isdigit():
+                    return self.placeholder(kind, s)
+                if kind == "CARD" and 13 <= len(digits) <= 19 and digits.isdigit() and luhn_ok(digits):
+                    return self.placeholder(kind, s)
+        return None
+
+    def value(self, v: Any, key: str | None = None) -> Any:
+        """Redact every string inside a JSON value (dict keys are left alone)."""
+        if isinstance(v, str):
+            if key is not None:
+                hit = self._keyed(key, v)
+                if hit is not None:
+                    return hit
+            return self.text(v)
+        if isinstance(v, Mapping):
+            changed = False
+            out: dict[str, Any] = {}
+            for k, item in v.items():
+                new = self.value(item, str(k))
+                changed = changed or new is not item
+                out[k] = new
+            return out if changed else v
+        if isinstance(v, list | tuple):
+            items = [self.value(x, key) for x in v]
+            if all(a is b for a, b in zip(items, v, strict=True)):
+                return v
+            return items
+        return v
+
+    def _call(self, c: ToolCall) -> ToolCall:
+        args = self.value(c.arguments)
+        raw = self.text(c.raw_arguments) if c.raw_arguments is not None else None
+        extra = self.value(c.extra)
+        if args is c.arguments and raw is c.raw_arguments and extra is c.extra:
+            return c
+        return c.model_copy(update={"arguments": args, "raw_arguments": raw, "extra": extra})
+
+    def message(self, m: Message) -> Message:
+        content = self.text(m.content) if m.content else m.content
+        calls = tuple(self._call(c) for c in m.tool_calls)
+        extra = self.value(m.extra)
+        if content is m.content and extra is m.extra and all(a is b for a, b in zip(calls, m.tool_calls, strict=True)):
+            return m
+        return m.model_copy(update={"content": content, "tool_calls": calls, "extra": extra})
+
+
+def redact_transcript(t: Transcript, redactor: Redactor | None = None) -> Transcript:
+    """Redacted copy of ``t`` (``redacted=True``): text, tool arguments and results, system
+    prompt, tool definitions, metadata, outcome and label. Ids and model names stay."""
+    r = redactor if redactor is not None else Redactor()
+    messages = tuple(r.message(m) for m in t.messages)
+    update: dict[str, Any] = {
+        "messages": messages,
+        "tools": tuple(r.value(tool) for tool in t.tools),
+        "metadata": r.value(t.metadata),
+        "outcome": r.value(t.outcome),
+        "label": r.value(t.label),
+        "redacted": True,
+    }
+    return t.model_copy(update=update)
+
+
+def redact_text(text: str) -> str:
+    """Redact one standalone string (its own placeholder numbering)."""
+    return Redactor().text(text)
+
+
+def redact_json(value: JsonValue) -> JsonValue:
+    result: JsonValue = Redactor().value(value)
+    return result

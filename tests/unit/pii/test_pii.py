@@ -1,0 +1,121 @@
+"""PII detection and redaction: each type, stable placeholders, hard negatives, targets."""
+
+from __future__ import annotations
+
+import pytest
+
+from rlstream.pii import Redactor, find_spans, redact_text, redact_transcript
+from rlstream.pii.detectors import iban_ok, luhn_ok
+from rlstream.pii.synth import generate, make_iban
+from rlstream.transcript.model import Message, ToolCall, Transcript
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "kind"),
+    [
+        ("write to Jane.Doe+shop@mail.example.org today", "Jane.Doe+shop@mail.example.org", "EMAIL"),
+        ("call +44 20 7946 0958 please", "+44 20 7946 0958", "PHONE"),
+        ("call (415) 555-0132 please", "(415) 555-0132", "PHONE"),
+        ("my mobile 4155550132", "4155550132", "PHONE"),
+        ("card 4111 1111 1111 1111 ok", "4111 1111 1111 1111", "CARD"),
+        ("amex 3782-822463-10005 ok", "3782-822463-10005", "CARD"),
+        ("IBAN GB82 WEST 1234 5698 7654 32.", "GB82 WEST 1234 5698 7654 32", "IBAN"),
+        ("ssn 078-05-1120.", "078-05-1120", "SSN"),
+        ("from 203.0.113.7 at noon", "203.0.113.7", "IP"),
+        ("from 2001:db8:85a3::8a2e:370:7334 at noon", "2001:db8:85a3::8a2e:370:7334", "IP"),
+        ("key sk-proj-Ab12Cd34Ef56Gh78Ij90Kl12Mn34 leaked", "sk-proj-Ab12Cd34Ef56Gh78Ij90Kl12Mn34", "API_KEY"),
+        ("aws AKIAIOSFODNN7EXAMPLE here", "AKIAIOSFODNN7EXAMPLE", "API_KEY"),
+        ("gh ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789 x", "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789", "API_KEY"),
+        ("slack xoxb-123456789012-abcdefABCDEF ok", "xoxb-123456789012-abcdefABCDEF", "API_KEY"),
+        ("api_key=q8Zr2LmX9vT4kP7sW1nB", "q8Zr2LmX9vT4kP7sW1nB", "API_KEY"),
+        ("Authorization: Bearer abcDEF123456ghiJKL789", "abcDEF123456ghiJKL789", "TOKEN"),
+        ("password: Tr0ub4dor&3", "Tr0ub4dor&3", "SECRET"),
+        ("postgres://admin:s3cret@db.internal/prod", "admin:s3cret", "SECRET"),
+    ],
+)
+def test_detects_each_type(text: str, value: str, kind: str) -> None:
+    spans = [(text[s.start : s.end], s.kind) for s in find_spans(text)]
+    assert (value, kind) in spans
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Order #A123456 total $1,234.56 shipped 2024-03-05 at 12:30:45",
+        "order number 4111111111111111 is late",  # Luhn-valid but called an order id
+        "card 4111 1111 1111 1112 declined",  # fails Luhn
+        "IBAN DE00 3704 0044 0532 0130 00",  # fails mod-97
+        "upgraded to version 1.2.3.4 and Windows 10.0.19045.2965, v2.3.1",
+        "MAC 00:1A:2B:3C:4D:5E and time 12:30:45",
+        "your password is required; the token limit is 4096",
+        "ISBN 978-3-16-148410-0, SKU 123-456-789, zip 94107, 3 x 250 ml",
+        "commit a94a8fe5ccb19ba61c4c0873d391e987982fbbd3",
+    ],
+)
+def test_hard_negatives_are_left_alone(text: str) -> None:
+    assert find_spans(text) == []
+
+
+def test_checksums() -> None:
+    assert luhn_ok("4111111111111111") and not luhn_ok("4111111111111112")
+    assert iban_ok("GB82WEST12345698765432") and not iban_ok("GB83WEST12345698765432")
+    assert iban_ok(make_iban("DE", "370400440532013000"))
+
+
+def test_placeholders_are_typed_and_stable_within_a_conversation() -> None:
+    r = Redactor()
+    a = r.text("mail bob@example.com or BOB@example.com, not eve@example.com")
+    b = r.text("again: bob@example.com")
+    assert a == "mail <EMAIL_1> or <EMAIL_1>, not <EMAIL_2>"
+    assert b == "again: <EMAIL_1>"
+    assert redact_text("eve@example.com") == "<EMAIL_1>"  # numbering restarts per conversation
+
+
+def test_redact_transcript_covers_every_slot() -> None:
+    t = Transcript(
+        conversation_id="c1",
+        messages=(
+            Message(role="system", content="Escalate to ops@example.com"),
+            Message(role="user", content="I'm bob@example.com, card 4111 1111 1111 1111"),
+            Message(
+                role="assistant",
+                tool_calls=(
+                    ToolCall(
+                        id="call_1",
+                        name="lookup",
+                        arguments={"email": "bob@example.com", "nested": [{"password": "hunter22"}]},
+                        raw_arguments='{"email": "bob@example.com"}',
+                    ),
+                ),
+            ),
+            Message(role="tool", tool_call_id="call_1", name="lookup", content='{"phone": "+1 415 555 0132"}'),
+        ),
+        metadata={"customer": {"email": "bob@example.com", "phone": "4155550132"}, "order": "A-1234"},
+    )
+    out = redact_transcript(t)
+    dumped = out.dump_json().decode()
+    assert out.redacted
+    for secret in ("bob@example.com", "ops@example.com", "4111", "hunter22", "555 0132", "4155550132"):
+        assert secret not in dumped
+    assert out.messages[1].content == "I'm <EMAIL_2>, card <CARD_1>"
+    assert out.messages[2].tool_calls[0].arguments == {"email": "<EMAIL_2>", "nested": [{"password": "<SECRET_1>"}]}
+    assert out.messages[2].tool_calls[0].raw_arguments == '{"email": "<EMAIL_2>"}'
+    assert out.messages[2].tool_calls[0].id == "call_1"
+    assert out.metadata["order"] == "A-1234"
+    assert out.conversation_id == "c1"
+
+
+def test_recall_and_precision_targets_on_generated_set() -> None:
+    examples = list(generate(n_per_kind=300, n_negative=600, seed=7))
+    tp = gold = pred = 0
+    for ex in examples:
+        g = set(ex.spans)
+        p = {(s.start, s.end, s.kind) for s in find_spans(ex.text)}
+        tp += len(g & p)
+        gold += len(g)
+        pred += len(p)
+    assert gold == 300 * 9
+    assert tp / gold >= 0.99
+    assert tp / pred >= 0.98

@@ -106,7 +106,8 @@ def disposition(exc: BaseException) -> Disposition:
     if isinstance(exc, InputError):
         return Disposition(Action.DLQ, exc.code, message)
     if isinstance(exc, ValidationError):
-        return Disposition(Action.DLQ, "schema_violation", message)
+        bad_json = any(e.get("type") == "json_invalid" for e in exc.errors())
+        return Disposition(Action.DLQ, "parse_error" if bad_json else "schema_violation", message)
     if isinstance(exc, UnicodeDecodeError) or "JSONDecodeError" in names:
         return Disposition(Action.DLQ, "parse_error", message)
     if names & _DATA_NAMES:

@@ -34,10 +34,11 @@ class ServiceSettings(Settings):
     health_host: str = "0.0.0.0"
     health_port: int = Field(default=8080, description="-1 disables the HTTP endpoint")
     pg_pool_max: int = 4
+    redis_namespace: str = "rlstream"
     topic_prefix: str = Field(default="", description="prepended to every topic (tenancy, tests)")
 
     def group_for(self, service: str) -> str:
-        return self.consumer_group or f"rlstream-{service}"
+        return self.consumer_group or f"{self.topic_prefix}rlstream-{service}"
 
 
 class Runtime:
@@ -71,7 +72,11 @@ class Runtime:
         if s.redis_url is not None:
             from rlstream.storage import RedisState
 
-            self.redis = await _connect_redis(RedisState, s.redis_url.get_secret_value())
+            self.redis = RedisState.from_url(
+                s.redis_url.get_secret_value(),
+                namespace=s.redis_namespace,
+                ttl_s=s.redis_idempotency_ttl_s,
+            )
         self.producer = make_producer(
             s.kafka_bootstrap, f"{s.kafka_client_id}-{self.service}", s.max_message_bytes + 65536
         )
@@ -88,14 +93,6 @@ class Runtime:
         if self.store is not None:
             await self.store.close()
         await self.health.stop()
-
-
-async def _connect_redis(cls: Any, url: str) -> Any:
-    connect = getattr(cls, "connect", None)
-    obj = connect(url) if connect is not None else cls.from_url(url)
-    if hasattr(obj, "__await__"):
-        obj = await obj
-    return obj
 
 
 def subscriber_kwargs(settings: ServiceSettings, service: str) -> dict[str, Any]:

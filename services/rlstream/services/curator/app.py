@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 
 from faststream import FastStream
 from faststream.kafka import KafkaBroker, KafkaMessage
@@ -23,9 +24,15 @@ from rlstream.services.curator.settings import CuratorSettings
 SERVICE = "curator"
 settings = CuratorSettings()
 rt = Runtime(SERVICE, settings)
-broker = KafkaBroker(settings.kafka_bootstrap, client_id=f"{settings.kafka_client_id}-{SERVICE}")
+broker = KafkaBroker(
+    settings.kafka_bootstrap,
+    client_id=f"{settings.kafka_client_id}-{SERVICE}",
+    logger=logging.getLogger("rlstream.faststream"),
+    log_level=logging.DEBUG,
+)
 app = FastStream(
     broker,
+    logger=logging.getLogger("rlstream.faststream"),
     specification=AsyncAPI(
         broker,
         title="rlstream curator",

@@ -6,6 +6,8 @@ stores the rollout and publishes it to ``rlstream.scored.v1`` keyed by task key.
 
 from __future__ import annotations
 
+import logging
+
 from faststream import FastStream
 from faststream.kafka import KafkaBroker, KafkaMessage
 from faststream.specification import AsyncAPI
@@ -19,9 +21,15 @@ from rlstream.transcript import Transcript
 SERVICE = "grader"
 settings = GraderSettings()
 rt = Runtime(SERVICE, settings)
-broker = KafkaBroker(settings.kafka_bootstrap, client_id=f"{settings.kafka_client_id}-{SERVICE}")
+broker = KafkaBroker(
+    settings.kafka_bootstrap,
+    client_id=f"{settings.kafka_client_id}-{SERVICE}",
+    logger=logging.getLogger("rlstream.faststream"),
+    log_level=logging.DEBUG,
+)
 app = FastStream(
     broker,
+    logger=logging.getLogger("rlstream.faststream"),
     specification=AsyncAPI(
         broker,
         title="rlstream grader",

@@ -28,9 +28,15 @@ settings = IngestSettings()
 rt = Runtime(SERVICE, settings)
 log = logging.getLogger("rlstream.services.ingest")
 
-broker = KafkaBroker(settings.kafka_bootstrap, client_id=f"{settings.kafka_client_id}-{SERVICE}")
+broker = KafkaBroker(
+    settings.kafka_bootstrap,
+    client_id=f"{settings.kafka_client_id}-{SERVICE}",
+    logger=logging.getLogger("rlstream.faststream"),
+    log_level=logging.DEBUG,
+)
 app = FastStream(
     broker,
+    logger=logging.getLogger("rlstream.faststream"),
     specification=AsyncAPI(
         broker,
         title="rlstream ingest",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import orjson
@@ -122,8 +123,8 @@ def test_pass_at_k_monotone_for_equal_sizes(groups: list[tuple[int, int]]) -> No
     ks = sorted(p.pass_at_k, key=int)
     at = [p.pass_at_k[k] for k in ks]
     hat = [p.pass_hat_k[k] for k in ks]
-    assert all(b >= a - 1e-12 for a, b in zip(at, at[1:], strict=False))
-    assert all(b <= a + 1e-12 for a, b in zip(hat, hat[1:], strict=False))
+    assert all(b >= a - 1e-12 for a, b in itertools.pairwise(at))
+    assert all(b <= a + 1e-12 for a, b in itertools.pairwise(hat))
 
 
 @settings(max_examples=25, deadline=None)
@@ -141,7 +142,7 @@ def test_order_invariance(groups: list[tuple[int, int]], rnd: random.Random) -> 
 
 @given(st.integers(2, 30).flatmap(lambda n: st.tuples(st.just(n), st.integers(0, n))))
 def test_single_group_unbiased(g: tuple[int, int]) -> None:
-    n, c = g
+    n, _c = g
     p = profile_rows(rows_for([g]), hack_scan=False, resamples=0)
     assert p.gradient_support_unbiased == pytest.approx(p.gradient_support * n / (n - 1))
 
@@ -198,3 +199,14 @@ def test_render_profile_mentions_the_numbers() -> None:
     assert "gradient support" in text and "0.438" in text
     assert "0.0-0.1" in text and "trains" in text
     assert "Hack scan" in text
+
+
+def test_empty_and_singleton_only_inputs() -> None:
+    empty = profile_rows([])
+    assert (empty.rollouts, empty.verdict, empty.method) == (0, "insufficient", "none")
+    assert empty.pass_at_k == {} and empty.ci is None and empty.mean_reward is None
+    assert empty.hack_scan is not None and empty.hack_scan.refused
+    solo = profile_rows(rows_for([(1, 1), (1, 0)]))
+    assert solo.singletons == 2 and solo.graded_groups == 0
+    assert solo.gradient_support is None and solo.pass_at_1 == 0.5
+    assert solo.verdict == "insufficient" and solo.method == "sft"

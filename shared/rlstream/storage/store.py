@@ -88,6 +88,20 @@ def _transcript_columns(transcripts: Sequence[Transcript]) -> list[list[Any]]:
     return cols
 
 
+def _rollout_columns(rollouts: Sequence[ScoredRollout]) -> list[list[Any]]:
+    cols: list[list[Any]] = [[] for _ in range(9)]
+    for r in rollouts:
+        g = rollout_group(r)
+        results = [res.model_dump(mode="json") for res in r.results]
+        row = (
+            r.rollout_id, r.conversation_id, g.task_key, g.agent, g.reward_spec,
+            r.score, r.passed, dumps(results), dumps(rollout_features(r)),
+        )  # fmt: skip
+        for col, value in zip(cols, row, strict=True):
+            col.append(value)
+    return cols
+
+
 def rollout_features(rollout: ScoredRollout) -> dict[str, float]:
     """Every reward's surface features in one flat dict (later rewards win a name clash)."""
     merged: dict[str, float] = {}
@@ -162,20 +176,28 @@ class Store(LineageOps, TrainingOps, BufferOps):
         batch = _unique_by(rollouts, lambda r: r.rollout_id)
         if not batch:
             return []
-        transcripts = _unique_by((r.transcript for r in batch), lambda t: t.conversation_id)
-        cols: list[list[Any]] = [[] for _ in range(9)]
-        for r in batch:
-            g = rollout_group(r)
-            results = [res.model_dump(mode="json") for res in r.results]
-            row = (
-                r.rollout_id, r.conversation_id, g.task_key, g.agent, g.reward_spec,
-                r.score, r.passed, dumps(results), dumps(rollout_features(r)),
-            )  # fmt: skip
-            for col, value in zip(cols, row, strict=True):
-                col.append(value)
         async with self._pool.acquire() as conn, conn.transaction():
-            await conn.execute(_INSERT_TRANSCRIPTS, *_transcript_columns(transcripts))
-            rows = await conn.fetch(_INSERT_ROLLOUTS, *cols)
+            # Skip what is already stored before shipping it: a redelivered batch, and
+            # transcripts that ingest saved first (the usual case), cost one id lookup
+            # instead of a round trip of full bodies. ON CONFLICT still settles races.
+            known = await conn.fetch(
+                "SELECT rollout_id FROM rollouts WHERE rollout_id = ANY($1::text[])",
+                [r.rollout_id for r in batch],
+            )
+            stored = {str(r[0]) for r in known}
+            batch = [r for r in batch if r.rollout_id not in stored]
+            if not batch:
+                return []
+            transcripts = _unique_by((r.transcript for r in batch), lambda t: t.conversation_id)
+            have = await conn.fetch(
+                "SELECT conversation_id FROM transcripts WHERE conversation_id = ANY($1::text[])",
+                [t.conversation_id for t in transcripts],
+            )
+            present = {str(r[0]) for r in have}
+            missing = [t for t in transcripts if t.conversation_id not in present]
+            if missing:
+                await conn.execute(_INSERT_TRANSCRIPTS, *_transcript_columns(missing))
+            rows = await conn.fetch(_INSERT_ROLLOUTS, *_rollout_columns(batch))
             new = {str(r[0]) for r in rows}
             await self._bump_groups(conn, [r for r in batch if r.rollout_id in new])
         return [r.rollout_id for r in batch if r.rollout_id in new]

@@ -159,3 +159,15 @@ async def test_agentless_transcripts_group_under_empty_agent(store: Store) -> No
     assert len(await store.pending_rollouts(None, SPEC)) == 1
     (g,) = await store.group_stats(None, SPEC)
     assert g.key.agent == ""
+
+
+async def test_a_bad_row_rolls_back_the_whole_batch_with_a_data_error(store: Store) -> None:
+    good = [make_rollout(make_transcript(f"c{i}")) for i in range(3)]
+    t = make_transcript("nul")
+    bad = make_rollout(t.with_updates(task_key="has\x00nul"))
+    with pytest.raises(asyncpg.DataError):  # class 22: the delivery layer dead-letters it
+        await store.save_rollouts([*good, bad])
+    assert await _count(store, "rollouts") == 0
+    assert await _count(store, "transcripts") == 0
+    assert await store.group_stats("support", SPEC) == []
+    assert len(await store.save_rollouts(good)) == 3

@@ -128,14 +128,17 @@ def _unique_ids(rollouts: Iterable[ScoredRollout], drops: Counter[str]) -> list[
     return out
 
 
-def _dedupe_group(
+def _drop_conflicts(
     group: list[ScoredRollout], opts: CurateOptions, drops: Counter[str], conflicts: list[Conflict]
-) -> list[tuple[ScoredRollout, str]]:
-    """Exact then near duplicates inside one group; returns (rollout, fingerprint)."""
-    fps = [exact_fingerprint(r.transcript) for r in group]
+) -> list[int]:
+    """Truly identical rollouts (ids and numbers unmasked) with different rewards: noise.
+
+    Masked-equal rollouts may differ in exactly what the reward checks (a final number),
+    so only raw identity counts as a conflict. Returns the indices that stay.
+    """
     clusters: dict[str, list[int]] = defaultdict(list)
-    for i, fp in enumerate(fps):
-        clusters[fp].append(i)
+    for i, r in enumerate(group):
+        clusters[exact_fingerprint(r.transcript, mask=False)].append(i)
     keep: list[int] = []
     for fp, idx in clusters.items():
         members = [group[i] for i in idx]
@@ -151,14 +154,32 @@ def _dedupe_group(
             )
             if opts.drop_conflicting:
                 drops["conflicting_rewards"] += len(idx)
-                continue
-        if opts.dedupe_exact:
-            drops["exact_duplicate"] += len(idx) - 1
-            keep.append(idx[0])
-        else:
-            keep.extend(idx)
-    keep.sort()
-    survivors = [(group[i], fps[i]) for i in keep]
+            else:  # keep one, so no pair can have identical chosen and rejected
+                drops["exact_duplicate"] += len(idx) - 1
+                keep.append(idx[0])
+            continue
+        keep.extend(idx)
+    return sorted(keep)
+
+
+def _dedupe_group(
+    group: list[ScoredRollout], opts: CurateOptions, drops: Counter[str], conflicts: list[Conflict]
+) -> list[tuple[ScoredRollout, str]]:
+    """Conflicts, exact then near duplicates inside one group; returns (rollout, fingerprint).
+
+    Exact duplicates share the masked fingerprint *and* the outcome; the first (by rollout
+    id) is kept.
+    """
+    survivors: list[tuple[ScoredRollout, str]] = []
+    seen: set[tuple[str, bool]] = set()
+    for i in _drop_conflicts(group, opts, drops, conflicts):
+        r = group[i]
+        fp = exact_fingerprint(r.transcript)
+        if opts.dedupe_exact and (fp, r.passed) in seen:
+            drops["exact_duplicate"] += 1
+            continue
+        seen.add((fp, r.passed))
+        survivors.append((r, fp))
     if opts.near_dup_threshold is None or len(survivors) < 2:
         return survivors
     sigs = [

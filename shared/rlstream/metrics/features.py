@@ -37,11 +37,13 @@ DEFAULT_TERMINAL_TOOLS = (
 )
 
 
-def normalise_text(text: str) -> str:
+def normalise_text(text: str, *, mask: bool = True) -> str:
     """Lower-case, mask ids and numbers, collapse whitespace: what dedupe compares."""
-    out = _UUID.sub("<id>", text.lower())
-    out = _ID.sub("<id>", out)
-    out = _NUMBER.sub("<n>", out)
+    out = text.lower()
+    if mask:
+        out = _UUID.sub("<id>", out)
+        out = _ID.sub("<id>", out)
+        out = _NUMBER.sub("<n>", out)
     return _SPACE.sub(" ", out).strip()
 
 
@@ -59,10 +61,14 @@ def tool_signature(t: Transcript) -> list[tuple[str, str]]:
     return sig
 
 
-def exact_fingerprint(t: Transcript) -> str:
-    """sha256 of tool sequence + canonical args + normalised assistant text."""
+def exact_fingerprint(t: Transcript, *, mask: bool = True) -> str:
+    """sha256 of tool sequence + canonical args + normalised assistant text.
+
+    ``mask=False`` keeps ids and numbers: two rollouts equal under that form are truly
+    identical, so different rewards for them can only be judge noise.
+    """
     payload = orjson.dumps(
-        {"tools": tool_signature(t), "text": normalise_text(assistant_text(t))},
+        {"tools": tool_signature(t), "text": normalise_text(assistant_text(t), mask=mask)},
         option=orjson.OPT_SORT_KEYS,
     )
     return hashlib.sha256(payload).hexdigest()

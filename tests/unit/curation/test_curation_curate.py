@@ -66,7 +66,22 @@ def test_conflicting_rewards_reported_and_dropped() -> None:
     assert res.dropped_rollouts["conflicting_rewards"] == 2
     assert res.kept[0].n == 4
     kept = curate(rows, CurateOptions(drop_conflicting=False))
+    assert len(kept.conflicting_rewards) == 1
     assert kept.dropped_rollouts["conflicting_rewards"] == 0 and kept.kept[0].n == 5
+    assert kept.dropped_rollouts["exact_duplicate"] == 1
+
+
+def test_masked_equal_but_different_answers_are_not_conflicts() -> None:
+    # gsm8k-like: the replies differ only in the number the reward checks
+    rows = group("a", 4, 2)
+    rows.append(rollout("a", 10, True, reply="The answer is 42."))
+    rows.append(rollout("a", 11, False, reply="The answer is 17."))
+    rows.append(rollout("a", 12, False, reply="The answer is 19."))  # same as 11 once masked
+    res = curate(rows)
+    assert not res.conflicting_rewards
+    assert res.dropped_rollouts["exact_duplicate"] == 1
+    ids = {r.transcript.conversation_id for r in res.kept[0].rollouts}
+    assert "a-c10" in ids and len(ids & {"a-c11", "a-c12"}) == 1
 
 
 def test_near_duplicates_same_outcome_only() -> None:

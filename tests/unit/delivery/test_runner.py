@@ -1,0 +1,122 @@
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from rlstream.delivery import BatchRunner, Rejected, RetryBatch, disposition
+from rlstream.errors import ParseError, TransientError
+from rlstream.observability import Health
+
+pytestmark = pytest.mark.unit
+
+
+@dataclass
+class Rec:
+    offset: int
+    value: bytes = b"v"
+    topic: str = "in"
+    partition: int = 0
+    timestamp: int = 0
+    key: bytes | None = b"k"
+    headers: list[tuple[str, bytes]] = field(default_factory=list)
+
+
+class Msg:
+    def __init__(self, recs: tuple[Rec, ...]) -> None:
+        self.raw_message = recs
+        self.acked = 0
+        self.nacked = 0
+
+    async def ack(self) -> None:
+        self.acked += 1
+
+    async def nack(self) -> None:
+        self.nacked += 1
+
+
+class Producer:
+    def __init__(self, fail: bool = False) -> None:
+        self.sent: list[tuple[str, bytes | None, bytes]] = []
+        self.fail = fail
+
+    async def send(self, topic: str, value: bytes, key: bytes | None, headers: Any) -> Any:
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        if self.fail:
+            fut.set_exception(ConnectionError("broker gone"))
+        else:
+            self.sent.append((topic, key, value))
+            fut.set_result(None)
+        return fut
+
+
+def runner(producer: Producer) -> BatchRunner:
+    r = BatchRunner("svc", Health(), base_backoff_s=0.0)
+    r.producer = producer  # type: ignore[assignment]
+    return r
+
+
+async def test_success_commits_after_dead_letters_are_published() -> None:
+    prod = Producer()
+    r = runner(prod)
+    msg = Msg((Rec(0), Rec(1)))
+
+    async def handle(recs: Any) -> list[Rejected]:
+        err = ParseError("bad")
+        return [Rejected(recs[1], disposition(err), err)]
+
+    await r.run(msg, handle)
+    assert (msg.acked, msg.nacked) == (1, 0)
+    assert [t for t, _, _ in prod.sent] == ["in.dlq"]
+    assert json.loads(prod.sent[0][2])["offset"] == 1
+    assert r.health.ready
+
+
+async def test_transient_failure_rewinds_and_commits_nothing() -> None:
+    r = runner(Producer())
+    msg = Msg((Rec(0),))
+
+    async def handle(recs: Any) -> list[Rejected]:
+        raise RetryBatch(TransientError("pg down"), "transient")
+
+    for _ in range(3):
+        await r.run(msg, handle)
+    assert (msg.acked, msg.nacked) == (0, 3)
+    assert not r.health.ready and "transient" in r.health.reason
+
+
+async def test_unpublishable_dead_letter_is_retried_not_dropped() -> None:
+    r = runner(Producer(fail=True))
+    msg = Msg((Rec(0),))
+
+    async def handle(recs: Any) -> list[Rejected]:
+        err = ParseError("bad")
+        return [Rejected(recs[0], disposition(err), err)]
+
+    await r.run(msg, handle)
+    assert (msg.acked, msg.nacked) == (0, 1)
+
+
+async def test_health_endpoints() -> None:
+    h = Health()
+    port = await h.start("127.0.0.1", 0)
+    try:
+
+        async def get(path: str) -> bytes:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+            await writer.drain()
+            data = await reader.read()
+            writer.close()
+            return data
+
+        assert (await get("/healthz")).startswith(b"HTTP/1.1 200")
+        assert (await get("/readyz")).startswith(b"HTTP/1.1 503")
+        h.set_ready(True)
+        assert (await get("/readyz")).startswith(b"HTTP/1.1 200")
+        assert b"rlstream_messages_consumed_total" in await get("/metrics")
+    finally:
+        await h.stop()

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from conftest import group, rollout, text
 from rlstream.curation import (
@@ -181,3 +183,29 @@ def test_empty_result_still_writes_a_valid_dataset(tmp_path: Path) -> None:
     assert m.counts["kept_groups"] == 0 and m.files["grpo.jsonl"].rows == 0
     assert (tmp_path / "grpo.jsonl").read_bytes() == b""
     assert verify_dataset(tmp_path).dataset_id == m.dataset_id
+
+
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    groups=st.lists(
+        st.integers(1, 6).flatmap(lambda n: st.tuples(st.just(n), st.integers(0, n))),
+        min_size=1,
+        max_size=6,
+    ),
+    rnd=st.randoms(use_true_random=False),
+)
+def test_determinism_property(
+    tmp_path: Path, groups: list[tuple[int, int]], rnd: random.Random
+) -> None:
+    rows = [r for g, (n, c) in enumerate(groups) for r in group(f"task{g}", n, c)]
+    rows += rows[: rnd.randint(0, 3)]  # redelivered copies
+    shuffled = rows[:]
+    rnd.shuffle(shuffled)
+    tag = rnd.getrandbits(32)
+    a, b = tmp_path / f"a{tag}", tmp_path / f"b{tag}"
+    ma, mb = write_dataset(curate(rows), a), write_dataset(curate(shuffled), b)
+    assert ma.dataset_id == mb.dataset_id
+    for f in FILES:
+        assert (a / f).read_bytes() == (b / f).read_bytes()

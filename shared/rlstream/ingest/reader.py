@@ -1,0 +1,161 @@
+"""Stream records out of files: JSONL or a JSON array, plain or gzip, in constant memory.
+
+The container is sniffed from the bytes, not the name: gzip by its magic number, an array by
+its first non-blank byte (then ijson streams the items), JSONL otherwise; a single pretty-
+printed JSON object file is read as one record. A line that is not JSON becomes an error
+item and reading goes on; a broken array cannot be resynchronised, so it ends that file.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import ijson
+import orjson
+
+from rlstream.errors import InputError, MessageTooLarge, ParseError
+from rlstream.transcript.model import SourceRef
+
+EXCERPT = 300
+_SUFFIXES = (".jsonl", ".json", ".ndjson", ".gz", ".jsonl.gz", ".json.gz")
+
+
+@dataclass(frozen=True, slots=True)
+class RawItem:
+    """One record read from a file, or the error that stopped it from being read."""
+
+    source: SourceRef
+    record: Any = None
+    error: InputError | None = None
+    excerpt: str = ""
+
+
+def expand_paths(paths: Iterable[str | Path]) -> list[str]:
+    """Files named, plus the JSON / JSONL / gzip files under named directories (sorted)."""
+    out: list[str] = []
+    for p in paths:
+        s = str(p)
+        if s != "-" and os.path.isdir(s):
+            out.extend(
+                str(f)
+                for f in sorted(Path(s).rglob("*"))
+                if f.is_file() and f.name.endswith(_SUFFIXES)
+            )
+        else:
+            out.append(s)
+    return out
+
+
+def _open(path: str) -> tuple[IO[bytes], IO[bytes]]:
+    """(decoded stream, raw stream for progress) — gzip detected by magic bytes."""
+    raw: IO[bytes] = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
+    buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)  # type: ignore[arg-type]
+    if buffered.peek(2)[:2] == b"\x1f\x8b":
+        return io.BufferedReader(gzip.GzipFile(fileobj=buffered)), raw  # type: ignore[arg-type]
+    return buffered, raw
+
+
+def _first_byte(stream: IO[bytes]) -> bytes:
+    head = stream.peek(4096)  # type: ignore[attr-defined]
+    head = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    return head[:1]
+
+
+def _excerpt(data: bytes) -> str:
+    return data[:EXCERPT].decode("utf-8", errors="replace")
+
+
+class FileReader:
+    """Items of one file; never raises for bad content, only for an unreadable file.
+
+    ``position()`` is how many (compressed) bytes have been consumed, for progress bars.
+    """
+
+    def __init__(self, path: str, max_record_bytes: int | None = None) -> None:
+        self.path = path
+        self.max_record_bytes = max_record_bytes
+        self._raw: IO[bytes] | None = None
+
+    def position(self) -> int:
+        raw = self._raw
+        if raw is None or raw is sys.stdin.buffer or raw.closed:
+            return 0
+        try:
+            return raw.tell()
+        except (OSError, ValueError):
+            return 0
+
+    def __iter__(self) -> Iterator[RawItem]:
+        stream, raw = _open(self.path)
+        self._raw = raw
+        try:
+            if _first_byte(stream) == b"[":
+                yield from _iter_array(self.path, stream)
+            else:
+                yield from _iter_lines(self.path, stream, self.max_record_bytes)
+        finally:
+            if raw is not sys.stdin.buffer:
+                raw.close()
+
+
+def iter_file(path: str, max_record_bytes: int | None = None) -> Iterator[RawItem]:
+    return iter(FileReader(path, max_record_bytes))
+
+
+def _iter_array(path: str, stream: IO[bytes]) -> Iterator[RawItem]:
+    index = 0
+    try:
+        for index, item in enumerate(ijson.items(stream, "item", use_float=True), start=1):  # noqa: B007
+            yield RawItem(SourceRef(kind="file", file=path, line=index), record=item)
+    except (ijson.JSONError, ijson.IncompleteJSONError, ValueError) as exc:
+        src = SourceRef(kind="file", file=path, line=index + 1)
+        yield RawItem(src, error=ParseError(f"invalid JSON array after item {index}: {exc}"))
+
+
+def _iter_lines(path: str, stream: IO[bytes], limit: int | None) -> Iterator[RawItem]:
+    first_record = True
+    for lineno, line in enumerate(stream, start=1):
+        stripped = line.strip()
+        if not stripped:
+            continue
+        src = SourceRef(kind="file", file=path, line=lineno)
+        if limit is not None and len(stripped) > limit:
+            err = MessageTooLarge(f"record of {len(stripped)} bytes exceeds the {limit}-byte limit")
+            yield RawItem(src, error=err, excerpt=_excerpt(stripped))
+            first_record = False
+            continue
+        try:
+            record = orjson.loads(stripped)
+        except orjson.JSONDecodeError as exc:
+            if first_record and stripped.startswith(b"{"):
+                # not JSONL: one pretty-printed JSON document
+                yield from _iter_document(path, stream, line)
+                return
+            yield RawItem(src, error=ParseError(f"invalid JSON: {exc}"), excerpt=_excerpt(stripped))
+            first_record = False
+            continue
+        first_record = False
+        yield RawItem(src, record=record)
+
+
+def _iter_document(path: str, stream: IO[bytes], head: bytes) -> Iterator[RawItem]:
+    body = head + stream.read()
+    src = SourceRef(kind="file", file=path, line=1)
+    try:
+        yield RawItem(src, record=orjson.loads(body))
+    except orjson.JSONDecodeError as exc:
+        yield RawItem(src, error=ParseError(f"invalid JSON: {exc}"), excerpt=_excerpt(body))
+
+
+def file_size(path: str) -> int:
+    try:
+        return 0 if path == "-" else os.path.getsize(path)
+    except OSError:
+        return 0

@@ -84,6 +84,13 @@ class Conflict(_Frozen):
 
 
 class CurationResult(_Frozen):
+    """What curation kept and why the rest went.
+
+    ``profile_before`` describes the clean set (after redelivery, truncation and duplicate
+    drops, before the size/dead/band filters): it carries the hack scan and decides the
+    method. ``profile_after`` describes the kept groups only.
+    """
+
     options: CurateOptions
     input_rollouts: int
     kept: tuple[KeptGroup, ...]
@@ -224,11 +231,13 @@ def curate(
         groups[r.task_key].append(r)
     scan = opts.hack_scan != "off"
     before = ProfileAccumulator(keep_features=scan)
-    clean: dict[str, list[tuple[ScoredRollout, str]]] = {}
+    clean: dict[str, list[tuple[ScoredRollout, RolloutRow]]] = {}
     for key in sorted(groups):
-        survivors = _dedupe_group(groups[key], opts, drops, conflicts)
-        for r, fp in survivors:
-            before.add(_row(r, fp))
+        survivors = [
+            (r, _row(r, fp)) for r, fp in _dedupe_group(groups[key], opts, drops, conflicts)
+        ]
+        for _, row in survivors:
+            before.add(row)
         if survivors:
             clean[key] = survivors
     kept: list[KeptGroup] = []
@@ -241,8 +250,8 @@ def curate(
             drops[reason] += len(members)
             continue
         kept.append(KeptGroup(task_key=key, rollouts=tuple(r for r, _ in members)))
-        for r, fp in members:
-            after.add(_row(r, fp))
+        for _, row in members:
+            after.add(row)
     p_before = before.profile(
         k_max=opts.k_max, hack_scan=scan, endorsed=opts.endorsed, seed=opts.seed
     )

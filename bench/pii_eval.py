@@ -49,7 +49,9 @@ def misses(examples: list[Example], limit: int = 20) -> list[str]:
     for ex in examples:
         pred = {(s.start, s.end, s.kind) for s in find_spans(ex.text)}
         if pred != set(ex.spans):
-            out.append(f"{ex.text!r} gold={[(ex.text[a:b], k) for a, b, k in ex.spans]} pred={[(ex.text[a:b], k) for a, b, k in pred]}")
+            out.append(
+                f"{ex.text!r} gold={[(ex.text[a:b], k) for a, b, k in ex.spans]} pred={[(ex.text[a:b], k) for a, b, k in pred]}"
+            )
             if len(out) >= limit:
                 break
     return out
@@ -68,9 +70,13 @@ def main() -> None:
     dt = time.perf_counter() - t0
     print(f"{'type':<8} {'recall':>8} {'precision':>10} {'gold':>7} {'pred':>7}")
     for kind, m in report.items():
-        print(f"{kind:<8} {m['recall']:>8.4f} {m['precision']:>10.4f} {int(m['gold']):>7} {int(m['predicted']):>7}")
+        print(
+            f"{kind:<8} {m['recall']:>8.4f} {m['precision']:>10.4f} {int(m['gold']):>7} {int(m['predicted']):>7}"
+        )
     chars = sum(len(e.text) for e in examples)
-    print(f"{len(examples)} sentences, {chars / 1e6:.2f} MB scanned in {dt:.2f}s ({chars / dt / 1e6:.1f} MB/s)")
+    print(
+        f"{len(examples)} sentences, {chars / 1e6:.2f} MB scanned in {dt:.2f}s ({chars / dt / 1e6:.1f} MB/s)"
+    )
     for line in misses(examples, args.show_errors):
         print("ERR", line)
 

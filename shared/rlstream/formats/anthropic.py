@@ -64,7 +64,9 @@ def _tool_use(block: Mapping[str, Any]) -> ToolCall:
         id=None if bid is None else str(bid),
         name=name,
         arguments=jsonable(block.get("input")),
-        extra={k: jsonable(v) for k, v in block.items() if k not in ("type", "id", "name", "input")},
+        extra={
+            k: jsonable(v) for k, v in block.items() if k not in ("type", "id", "name", "input")
+        },
     )
 
 
@@ -151,4 +153,6 @@ def parse_anthropic(record: Mapping[str, Any]) -> Transcript:
         messages.extend(parse_message({"role": "assistant", **response}))
         consumed.add("response")
     tools = [tool_from_anthropic(t) for t in record.get("tools") or []]
-    return build(record, fmt="anthropic", messages=link_tool_names(messages), consumed=consumed, tools=tools)
+    return build(
+        record, fmt="anthropic", messages=link_tool_names(messages), consumed=consumed, tools=tools
+    )

@@ -11,14 +11,18 @@ from typing import Any
 
 from rlstream.errors import UnknownFormatError
 
-_ANTHROPIC_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking", "image", "document"})
+_ANTHROPIC_BLOCKS = frozenset(
+    {"tool_use", "tool_result", "thinking", "redacted_thinking", "image", "document"}
+)
 
 
 def _has_gen_ai(attrs: Any) -> bool:
     if isinstance(attrs, Mapping):
         return any(k.startswith("gen_ai.") for k in attrs)
     if isinstance(attrs, list):
-        return any(isinstance(a, Mapping) and str(a.get("key", "")).startswith("gen_ai.") for a in attrs)
+        return any(
+            isinstance(a, Mapping) and str(a.get("key", "")).startswith("gen_ai.") for a in attrs
+        )
     return False
 
 
@@ -50,14 +54,18 @@ def detect_format(record: Any) -> str:
     if "resourceSpans" in record or _has_gen_ai(record.get("attributes")):
         return "otel"
     spans = record.get("spans")
-    if isinstance(spans, list) and any(isinstance(s, Mapping) and _has_gen_ai(s.get("attributes")) for s in spans):
+    if isinstance(spans, list) and any(
+        isinstance(s, Mapping) and _has_gen_ai(s.get("attributes")) for s in spans
+    ):
         return "otel"
     if isinstance(record.get("runs"), list) or "run_type" in record:
         return "langchain"
     if isinstance(record.get("inputs"), Mapping) and ("outputs" in record or "extra" in record):
         return "langchain"
     turns = record.get("conversations", record.get("conversation"))
-    if isinstance(turns, list) and (not turns or (isinstance(turns[0], Mapping) and ("from" in turns[0] or "value" in turns[0]))):
+    if isinstance(turns, list) and (
+        not turns or (isinstance(turns[0], Mapping) and ("from" in turns[0] or "value" in turns[0]))
+    ):
         return "sharegpt"
     if isinstance(messages, list):
         if messages and _is_lc_message(messages[0]):
@@ -65,7 +73,12 @@ def detect_format(record: Any) -> str:
         if "system" in record or _anthropic_messages(messages):
             return "anthropic"
         tools = record.get("tools")
-        if isinstance(tools, list) and tools and isinstance(tools[0], Mapping) and "input_schema" in tools[0]:
+        if (
+            isinstance(tools, list)
+            and tools
+            and isinstance(tools[0], Mapping)
+            and "input_schema" in tools[0]
+        ):
             return "anthropic"
         response = record.get("response")
         if isinstance(response, Mapping) and response.get("type") == "message":

@@ -98,7 +98,10 @@ def _openai_msg(m: Message) -> dict[str, Any]:
 
 
 def _to_openai(t: Transcript) -> dict[str, Any]:
-    out: dict[str, Any] = {"id": t.conversation_id, "messages": [_openai_msg(m) for m in t.messages]}
+    out: dict[str, Any] = {
+        "id": t.conversation_id,
+        "messages": [_openai_msg(m) for m in t.messages],
+    }
     if t.tools:
         out["tools"] = [tool_to_openai(tool) for tool in t.tools]
     out.update(_common(t))
@@ -258,14 +261,20 @@ def _to_langchain(t: Transcript) -> dict[str, Any]:
     final = msgs.pop() if msgs and msgs[-1].role == "assistant" else None
     meta = dict(t.metadata)
     run: dict[str, Any] = {"id": t.conversation_id}
-    for key, src in (("trace_id", "trace_id"), ("name", "run_name"), ("parent_run_id", "parent_run_id")):
+    for key, src in (
+        ("trace_id", "trace_id"),
+        ("name", "run_name"),
+        ("parent_run_id", "parent_run_id"),
+    ):
         if src in meta:
             run[key] = meta.pop(src)
-    run.update({
-        "run_type": "llm",
-        "inputs": {"messages": [[_lc_msg(m) for m in msgs]]},
-        "outputs": None,
-    })
+    run.update(
+        {
+            "run_type": "llm",
+            "inputs": {"messages": [[_lc_msg(m) for m in msgs]]},
+            "outputs": None,
+        }
+    )
     if final is not None:
         run["outputs"] = {
             "generations": [

@@ -31,7 +31,12 @@ _CLASS_ROLE: dict[str, Role] = {
     "HumanMessageChunk": "user",
     "ToolMessageChunk": "tool",
 }
-_DEFAULT_CLASS = {"system": "SystemMessage", "user": "HumanMessage", "assistant": "AIMessage", "tool": "ToolMessage"}
+_DEFAULT_CLASS = {
+    "system": "SystemMessage",
+    "user": "HumanMessage",
+    "assistant": "AIMessage",
+    "tool": "ToolMessage",
+}
 _TYPE_ROLE: dict[str, Role] = {
     "system": "system",
     "human": "user",
@@ -124,7 +129,12 @@ def _input_messages(inputs: Any) -> list[Any]:
     if not isinstance(inputs, Mapping):
         return []
     msgs = inputs.get("messages", inputs.get("input"))
-    if isinstance(msgs, list) and msgs and isinstance(msgs[0], list) and not isinstance(msgs[0][0], str):
+    if (
+        isinstance(msgs, list)
+        and msgs
+        and isinstance(msgs[0], list)
+        and not isinstance(msgs[0][0], str)
+    ):
         msgs = msgs[0]  # batched chat-model input: [[...]]
     if isinstance(msgs, list):
         return msgs
@@ -177,7 +187,8 @@ def parse_langchain(record: Mapping[str, Any]) -> Transcript:
     if not raw_msgs:
         raise SchemaViolation("run has no inputs.messages / outputs")
     messages = link_tool_names([parse_message(m) for m in raw_msgs])
-    extra = run.get("extra") if isinstance(run.get("extra"), Mapping) else {}
+    extra_raw = run.get("extra")
+    extra: Mapping[str, Any] = extra_raw if isinstance(extra_raw, Mapping) else {}
     meta: dict[str, Any] = {}
     run_meta = extra.get("metadata")
     if isinstance(run_meta, Mapping):
@@ -191,7 +202,16 @@ def parse_langchain(record: Mapping[str, Any]) -> Transcript:
         meta["invocation_params"] = inv_rest
     model = invocation.get("model") or invocation.get("model_name") or run.get("model")
     tools = [tool_from_openai(t) for t in invocation.get("tools") or []]
-    for key in ("trace_id", "parent_run_id", "session_id", "name", "run_type", "tags", "status", "error"):
+    for key in (
+        "trace_id",
+        "parent_run_id",
+        "session_id",
+        "name",
+        "run_type",
+        "tags",
+        "status",
+        "error",
+    ):
         if run.get(key) is not None and key not in meta:
             meta["run_name" if key == "name" else key] = run[key]
     if run.get("run_type") == "llm" and meta.get("run_type") == "llm":
@@ -199,7 +219,11 @@ def parse_langchain(record: Mapping[str, Any]) -> Transcript:
     if run is not record:
         meta["run_id"] = run.get("id")
         meta["other_runs"] = others
-    inputs_rest = {k: v for k, v in (run.get("inputs") or {}).items() if k not in ("messages", "input", "prompts")}
+    inputs_rest = {
+        k: v
+        for k, v in (run.get("inputs") or {}).items()
+        if k not in ("messages", "input", "prompts")
+    }
     if inputs_rest:
         meta["inputs"] = inputs_rest
     outcome: dict[str, Any] = {}
@@ -214,8 +238,25 @@ def parse_langchain(record: Mapping[str, Any]) -> Transcript:
     if run.get("feedback_stats") is not None:
         outcome["feedback_stats"] = run["feedback_stats"]
     if run is record:
-        consumed = {"inputs", "outputs", "extra", "feedback", "feedback_stats", "start_time", "end_time"}
-        consumed |= {"trace_id", "parent_run_id", "session_id", "name", "run_type", "tags", "status", "error"}
+        consumed = {
+            "inputs",
+            "outputs",
+            "extra",
+            "feedback",
+            "feedback_stats",
+            "start_time",
+            "end_time",
+        }
+        consumed |= {
+            "trace_id",
+            "parent_run_id",
+            "session_id",
+            "name",
+            "run_type",
+            "tags",
+            "status",
+            "error",
+        }
         consumed.add("id")
         cid = run.get("id")
     else:

@@ -127,7 +127,12 @@ def apply_mapping(record: Mapping[str, Any], m: FieldMapping) -> dict[str, Any]:
     if m.outcome_field:
         value = get_path(record, m.outcome_field)
         if value is not None:
-            out["outcome"] = value if isinstance(value, Mapping) else {m.outcome_field.rsplit(".", 1)[-1]: value}
+            out["outcome"] = (
+                value if isinstance(value, Mapping) else {m.outcome_field.rsplit(".", 1)[-1]: value}
+            )
     meta = rest.pop("metadata", None)
-    out["metadata"] = {**rest, **(meta if isinstance(meta, Mapping) else {} if meta is None else {"metadata": meta})}
+    out["metadata"] = {
+        **rest,
+        **(meta if isinstance(meta, Mapping) else {} if meta is None else {"metadata": meta}),
+    }
     return out

@@ -51,7 +51,9 @@ def parse_call(raw: Any) -> ToolCall:
     if fn is call:
         extra = {k: v for k, v in extra.items() if k not in ("name", "arguments")}
     else:
-        extra.update({f"function.{k}": jsonable(v) for k, v in fn.items() if k not in ("name", "arguments")})
+        extra.update(
+            {f"function.{k}": jsonable(v) for k, v in fn.items() if k not in ("name", "arguments")}
+        )
     cid = call.get("id")
     return ToolCall(
         id=None if cid is None else str(cid),
@@ -95,7 +97,9 @@ def parse_message(raw: Any) -> Message:
         extra["tool_calls"] = jsonable(msg["tool_calls"])
     if msg.get("function_call"):
         legacy = parse_call(msg["function_call"])
-        calls.append(legacy.model_copy(update={"extra": {**legacy.extra, "legacy": "function_call"}}))
+        calls.append(
+            legacy.model_copy(update={"extra": {**legacy.extra, "legacy": "function_call"}})
+        )
     content = split_content(msg.get("content"), extra)
     tool_call_id = msg.get("tool_call_id")
     name = msg.get("name")
@@ -133,8 +137,17 @@ def parse_openai(record: Mapping[str, Any]) -> Transcript:
         if isinstance(first.get("message"), Mapping):
             messages = link_tool_names([*messages, parse_message(first["message"])])
             consumed.add("choices")
-            meta["choices"] = jsonable([{k: v for k, v in first.items() if k != "message"}, *choices[1:]])
-    return build(record, fmt="openai", messages=messages, consumed=consumed, tools=_tools(record), metadata=meta)
+            meta["choices"] = jsonable(
+                [{k: v for k, v in first.items() if k != "message"}, *choices[1:]]
+            )
+    return build(
+        record,
+        fmt="openai",
+        messages=messages,
+        consumed=consumed,
+        tools=_tools(record),
+        metadata=meta,
+    )
 
 
 def _parse_pair(record: Mapping[str, Any]) -> Transcript:

@@ -63,7 +63,9 @@ def attributes(raw: Any) -> dict[str, Any]:
     if isinstance(raw, Mapping):
         return dict(raw)
     if isinstance(raw, list):
-        return {str(a.get("key")): _otlp_value(a.get("value")) for a in raw if isinstance(a, Mapping)}
+        return {
+            str(a.get("key")): _otlp_value(a.get("value")) for a in raw if isinstance(a, Mapping)
+        }
     return {}
 
 
@@ -77,7 +79,9 @@ def _parts_message(raw: Any) -> list[Message]:
     if role not in ("system", "user", "assistant", "tool"):
         raise SchemaViolation(f"unknown gen_ai message role {role!r}")
     extra: dict[str, JsonValue] = {
-        k: jsonable(v) for k, v in raw.items() if k not in ("role", "parts", "name", "is_error", "timestamp")
+        k: jsonable(v)
+        for k, v in raw.items()
+        if k not in ("role", "parts", "name", "is_error", "timestamp")
     }
     texts: list[str] = []
     calls: list[ToolCall] = []
@@ -96,13 +100,19 @@ def _parts_message(raw: Any) -> list[Message]:
                     name=str(part.get("name")),
                     arguments=jsonable(loads_maybe(args)),
                     raw_arguments=args if isinstance(args, str) else None,
-                    extra={k: jsonable(v) for k, v in part.items() if k not in ("type", "id", "name", "arguments")},
+                    extra={
+                        k: jsonable(v)
+                        for k, v in part.items()
+                        if k not in ("type", "id", "name", "arguments")
+                    },
                 )
             )
         elif kind == "tool_call_response":
             rid = part.get("id")
             resp = part.get("response")
-            rextra = {k: jsonable(v) for k, v in part.items() if k not in ("type", "id", "response")}
+            rextra = {
+                k: jsonable(v) for k, v in part.items() if k not in ("type", "id", "response")
+            }
             if resp is not None and not isinstance(resp, str):
                 rextra["content_raw"] = jsonable(resp)
             results.append(
@@ -164,7 +174,11 @@ def _indexed(attrs: Mapping[str, Any], used: set[str]) -> list[Message]:
         calls = slot.pop("tool_calls", {})
         if calls:
             slot["tool_calls"] = [
-                {"id": c.get("id"), "type": "function", "function": {"name": c.get("name"), "arguments": c.get("arguments")}}
+                {
+                    "id": c.get("id"),
+                    "type": "function",
+                    "function": {"name": c.get("name"), "arguments": c.get("arguments")},
+                }
                 | {k: v for k, v in c.items() if k not in ("id", "name", "arguments")}
                 for _, c in sorted(calls.items())
             ]
@@ -224,7 +238,7 @@ def _all_spans(record: Mapping[str, Any]) -> list[Any] | None:
     if isinstance(record.get("spans"), list):
         return list(record["spans"])
     if isinstance(record.get("resourceSpans"), list):
-        spans = []
+        spans: list[Any] = []
         for rs in record["resourceSpans"]:
             for ss in (rs or {}).get("scopeSpans", []) or []:
                 spans.extend((ss or {}).get("spans", []) or [])
@@ -237,7 +251,9 @@ def parse_otel(record: Mapping[str, Any]) -> Transcript:
     span: Mapping[str, Any] = record
     meta: dict[str, Any] = {}
     if spans is not None:
-        scored = [(len(_span_messages(s)[0]), i) for i, s in enumerate(spans) if isinstance(s, Mapping)]
+        scored = [
+            (len(_span_messages(s)[0]), i) for i, s in enumerate(spans) if isinstance(s, Mapping)
+        ]
         if not scored or max(scored)[0] == 0:
             raise SchemaViolation("no span with gen_ai messages")
         best = max(scored)[1]
@@ -248,7 +264,8 @@ def parse_otel(record: Mapping[str, Any]) -> Transcript:
     messages += ev_msgs
     if not messages:
         raise SchemaViolation("span carries no gen_ai messages")
-    ctx = span.get("context") if isinstance(span.get("context"), Mapping) else {}
+    ctx_raw = span.get("context")
+    ctx: Mapping[str, Any] = ctx_raw if isinstance(ctx_raw, Mapping) else {}
     trace_id = span.get("trace_id", span.get("traceId", ctx.get("trace_id")))
     span_id = span.get("span_id", span.get("spanId", ctx.get("span_id")))
     if trace_id is not None:
@@ -265,7 +282,9 @@ def parse_otel(record: Mapping[str, Any]) -> Transcript:
     if span is not record:
         meta["span"] = {k: v for k, v in span.items() if k not in _SPAN_KEYS}
     tools_raw = loads_maybe(attrs.get("gen_ai.tool.definitions")) or []
-    tools = [tool_from_openai(t) for t in (tools_raw if isinstance(tools_raw, list) else [tools_raw])]
+    tools = [
+        tool_from_openai(t) for t in (tools_raw if isinstance(tools_raw, list) else [tools_raw])
+    ]
     conv = attrs.get("gen_ai.conversation.id") or span_id or trace_id
     model = attrs.get("gen_ai.request.model")
     consumed = _SPAN_KEYS | {"spans", "resourceSpans"}

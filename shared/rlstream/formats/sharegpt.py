@@ -62,7 +62,9 @@ def _calls(value: Any) -> list[ToolCall]:
                 name=name,
                 arguments=jsonable(loads_maybe(args)),
                 raw_arguments=args if isinstance(args, str) else None,
-                extra={k: jsonable(v) for k, v in call.items() if k not in ("name", "arguments", "id")},
+                extra={
+                    k: jsonable(v) for k, v in call.items() if k not in ("name", "arguments", "id")
+                },
             )
         )
     return out
@@ -76,7 +78,9 @@ def _turns(turns: list[Any]) -> list[Message]:
         turn = require_dict(raw, "turn")
         who = str(turn.get("from", turn.get("role", "")))
         value = turn.get("value", turn.get("content"))
-        extra: dict[str, JsonValue] = {k: jsonable(v) for k, v in turn.items() if k not in _TURN_KEYS_TS}
+        extra: dict[str, JsonValue] = {
+            k: jsonable(v) for k, v in turn.items() if k not in _TURN_KEYS_TS
+        }
         if who in _CALL_FROM:
             calls = _calls(value)
             last_call = calls[-1].name if calls else last_call
@@ -133,4 +137,10 @@ def parse_sharegpt(record: Mapping[str, Any]) -> Transcript:
     if isinstance(system, str) and system:
         messages.insert(0, Message(role="system", content=system))
     consumed = {"conversations", "conversation", "system", "tools"}
-    return build(record, fmt="sharegpt", messages=messages, consumed=consumed, tools=_tools(record.get("tools")))
+    return build(
+        record,
+        fmt="sharegpt",
+        messages=messages,
+        consumed=consumed,
+        tools=_tools(record.get("tools")),
+    )

@@ -53,19 +53,20 @@ def expand_paths(paths: Iterable[str | Path]) -> list[str]:
     return out
 
 
-def _open(path: str) -> tuple[IO[bytes], IO[bytes]]:
+def _open(path: str) -> tuple[io.BufferedReader, IO[bytes]]:
     """(decoded stream, raw stream for progress) — gzip detected by magic bytes."""
-    raw: IO[bytes] = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
-    buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)  # type: ignore[arg-type]
+    raw: Any = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
+    buffered: io.BufferedReader = (
+        raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)
+    )
     if buffered.peek(2)[:2] == b"\x1f\x8b":
-        return io.BufferedReader(gzip.GzipFile(fileobj=buffered)), raw  # type: ignore[arg-type]
+        return io.BufferedReader(gzip.GzipFile(fileobj=buffered)), raw
     return buffered, raw
 
 
-def _first_byte(stream: IO[bytes]) -> bytes:
-    head = stream.peek(4096)  # type: ignore[attr-defined]
-    head = head.lstrip(b"\xef\xbb\xbf \t\r\n")
-    return head[:1]
+def _first_byte(stream: io.BufferedReader) -> bytes:
+    head: bytes = stream.peek(4096)
+    return head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
 
 
 def _excerpt(data: bytes) -> str:
@@ -109,17 +110,17 @@ def iter_file(path: str, max_record_bytes: int | None = None) -> Iterator[RawIte
     return iter(FileReader(path, max_record_bytes))
 
 
-def _iter_array(path: str, stream: IO[bytes]) -> Iterator[RawItem]:
+def _iter_array(path: str, stream: io.BufferedReader) -> Iterator[RawItem]:
     index = 0
     try:
-        for index, item in enumerate(ijson.items(stream, "item", use_float=True), start=1):  # noqa: B007
+        for index, item in enumerate(ijson.items(stream, "item", use_float=True), start=1):
             yield RawItem(SourceRef(kind="file", file=path, line=index), record=item)
     except (ijson.JSONError, ijson.IncompleteJSONError, ValueError) as exc:
         src = SourceRef(kind="file", file=path, line=index + 1)
         yield RawItem(src, error=ParseError(f"invalid JSON array after item {index}: {exc}"))
 
 
-def _iter_lines(path: str, stream: IO[bytes], limit: int | None) -> Iterator[RawItem]:
+def _iter_lines(path: str, stream: io.BufferedReader, limit: int | None) -> Iterator[RawItem]:
     first_record = True
     for lineno, line in enumerate(stream, start=1):
         stripped = line.strip()
@@ -145,7 +146,7 @@ def _iter_lines(path: str, stream: IO[bytes], limit: int | None) -> Iterator[Raw
         yield RawItem(src, record=record)
 
 
-def _iter_document(path: str, stream: IO[bytes], head: bytes) -> Iterator[RawItem]:
+def _iter_document(path: str, stream: io.BufferedReader, head: bytes) -> Iterator[RawItem]:
     body = head + stream.read()
     src = SourceRef(kind="file", file=path, line=1)
     try:

@@ -96,9 +96,7 @@ def _card(value: str, text: str, start: int) -> bool:
         return False
     if digits == value:  # a bare digit run: refuse when the words before call it an id
         before = text[max(0, start - 30) : start].lower()
-        if _NEG_ID_CONTEXT.search(before) and not _CARD_CONTEXT.search(before):
-            return False
-        return True
+        return not (_NEG_ID_CONTEXT.search(before) and not _CARD_CONTEXT.search(before))
     groups = tuple(len(g) for g in re.split(r"[ -]", value))
     return groups in _CARD_GROUPS
 
@@ -404,24 +402,30 @@ PASSWORD_KEY = re.compile(r"(?i)^(?:password|passwd|pwd|passcode|passphrase|pin)
 _DIGIT = re.compile(r"\d")
 
 
-_NEEDLES: tuple[str, ...] = tuple(sorted({n for d in DETECTORS for n in d.needs if n not in ("", ":2")}))
-_CHEAP = frozenset({"", ":2"})
+_NEEDLES: tuple[str, ...] = tuple(
+    sorted({n for d in DETECTORS for n in d.needs if n not in ("", ":2")})
+)
+_BY_NEEDLE: dict[str, tuple[int, ...]] = {
+    n: tuple(i for i, d in enumerate(DETECTORS) if n in d.needs) for d in DETECTORS for n in d.needs
+}
 
 
 def find_spans(text: str) -> list[Span]:
     """Non-overlapping PII spans in ``text``, left to right."""
     found: list[Span] = []
+    if len(text) < 7:
+        return found
     low = text.lower()
-    present = {n for n in _NEEDLES if n in low}
+    present = [n for n in _NEEDLES if n in low]
     if _DIGIT.search(text) is not None:
-        present.add("")
-    if text.count(":") >= 2:
-        present.add(":2")
+        present.append("")
+    if ":" in text and text.count(":") >= 2:
+        present.append(":2")
     if not present:
         return found
-    for det in DETECTORS:
-        if present.isdisjoint(det.needs):
-            continue
+    enabled = sorted({i for n in present for i in _BY_NEEDLE[n]})
+    for i in enabled:
+        det = DETECTORS[i]
         for m in det.pattern.finditer(text):
             start, end = m.span(det.group)
             if start < 0:

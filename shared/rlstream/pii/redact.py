@@ -20,7 +20,12 @@ from rlstream.transcript.model import Message, ToolCall, Transcript
 _NON_ALNUM = re.compile(r"[^0-9A-Za-z]")
 _PHONE_CHARS = re.compile(r"^\+?[\d\s().-]{7,24}$")
 _KEY_HINTS: tuple[tuple[re.Pattern[str], Kind], ...] = (
-    (re.compile(r"(?i)(?:^|_)(?:phone|mobile|tel|telephone|cell|fax|msisdn)(?:_?(?:number|no))?$"), "PHONE"),
+    (
+        re.compile(
+            r"(?i)(?:^|_)(?:phone|mobile|tel|telephone|cell|fax|msisdn)(?:_?(?:number|no))?$"
+        ),
+        "PHONE",
+    ),
     (re.compile(r"(?i)(?:^|_)ssn$|social_security"), "SSN"),
     (re.compile(r"(?i)(?:^|_)(?:card|card_number|cc|pan|cc_number)$"), "CARD"),
 )
@@ -37,7 +42,7 @@ def _norm(kind: Kind, value: str) -> str:
 class Redactor:
     """Redacts the strings of one conversation; keeps the value -> placeholder table."""
 
-    __slots__ = ("_table", "_next", "found")
+    __slots__ = ("_next", "_table", "found")
 
     def __init__(self) -> None:
         self._table: dict[tuple[str, str], str] = {}
@@ -82,7 +87,12 @@ class Redactor:
                     return self.placeholder(kind, s)
                 if kind == "SSN" and len(digits) == 9 and digits.isdigit():
                     return self.placeholder(kind, s)
-                if kind == "CARD" and 13 <= len(digits) <= 19 and digits.isdigit() and luhn_ok(digits):
+                if (
+                    kind == "CARD"
+                    and 13 <= len(digits) <= 19
+                    and digits.isdigit()
+                    and luhn_ok(digits)
+                ):
                     return self.placeholder(kind, s)
         return None
 
@@ -94,6 +104,8 @@ class Redactor:
                 if hit is not None:
                     return hit
             return self.text(v)
+        if not v:
+            return v
         if isinstance(v, Mapping):
             changed = False
             out: dict[str, Any] = {}
@@ -121,7 +133,11 @@ class Redactor:
         content = self.text(m.content) if m.content else m.content
         calls = tuple(self._call(c) for c in m.tool_calls)
         extra = self.value(m.extra)
-        if content is m.content and extra is m.extra and all(a is b for a, b in zip(calls, m.tool_calls, strict=True)):
+        if (
+            content is m.content
+            and extra is m.extra
+            and all(a is b for a, b in zip(calls, m.tool_calls, strict=True))
+        ):
             return m
         return m.model_copy(update={"content": content, "tool_calls": calls, "extra": extra})
 

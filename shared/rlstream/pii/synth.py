@@ -23,14 +23,53 @@ class Example:
     spans: tuple[tuple[int, int, Kind], ...]
 
 
-_FIRST = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy", "mallory", "oscar"]
-_LAST = ["smith", "jones", "garcia", "müller", "nguyen", "okafor", "rossi", "tanaka", "kowalski", "silva"]
-_DOMAINS = ["example.com", "mail.example.org", "corp.example.co.uk", "example.io", "uni.example.edu", "example.de"]
+_FIRST = [
+    "alice",
+    "bob",
+    "carol",
+    "dave",
+    "erin",
+    "frank",
+    "grace",
+    "heidi",
+    "ivan",
+    "judy",
+    "mallory",
+    "oscar",
+]
+_LAST = [
+    "smith",
+    "jones",
+    "garcia",
+    "müller",
+    "nguyen",
+    "okafor",
+    "rossi",
+    "tanaka",
+    "kowalski",
+    "silva",
+]
+_DOMAINS = [
+    "example.com",
+    "mail.example.org",
+    "corp.example.co.uk",
+    "example.io",
+    "uni.example.edu",
+    "example.de",
+]
 
 
 def _email(r: random.Random) -> str:
     first, last = r.choice(_FIRST), r.choice(_LAST).replace("ü", "u")
-    local = r.choice([f"{first}.{last}", f"{first}{r.randint(1, 999)}", f"{first[0]}{last}", f"{first}+{r.choice(['shop', 'news', 'x'])}", f"{first}_{last}"])
+    local = r.choice(
+        [
+            f"{first}.{last}",
+            f"{first}{r.randint(1, 999)}",
+            f"{first[0]}{last}",
+            f"{first}+{r.choice(['shop', 'news', 'x'])}",
+            f"{first}_{last}",
+        ]
+    )
     if r.random() < 0.2:
         local = local.capitalize()
     return f"{local}@{r.choice(_DOMAINS)}"
@@ -82,7 +121,12 @@ def _card(r: random.Random) -> str:
         n = _luhn_complete(r.choice(["34", "37"]), 15, r)
         sep = r.choice(["", " ", "-"])
         return n if not sep else f"{n[:4]}{sep}{n[4:10]}{sep}{n[10:]}"
-    prefix = {"visa": "4", "mc": str(r.randint(51, 55)), "mc2": str(r.randint(2221, 2720)), "disc": "6011"}[kind]
+    prefix = {
+        "visa": "4",
+        "mc": str(r.randint(51, 55)),
+        "mc2": str(r.randint(2221, 2720)),
+        "disc": "6011",
+    }[kind]
     n = _luhn_complete(prefix, 16, r)
     sep = r.choice(["", " ", "-", " "])
     return n if not sep else sep.join(n[i : i + 4] for i in range(0, 16, 4))
@@ -122,7 +166,9 @@ def _ssn(r: random.Random) -> str:
 def _ip(r: random.Random) -> str:
     if r.random() < 0.6:
         return str(ipaddress.IPv4Address(r.randint(0x0B000000, 0xDFFFFFFF)))
-    addr = ipaddress.IPv6Address(r.getrandbits(128) & ~(0xFFFF << 48) if r.random() < 0.3 else r.getrandbits(128))
+    addr = ipaddress.IPv6Address(
+        r.getrandbits(128) & ~(0xFFFF << 48) if r.random() < 0.3 else r.getrandbits(128)
+    )
     return addr.compressed if r.random() < 0.6 else addr.exploded
 
 
@@ -156,26 +202,61 @@ def _b64url(raw: bytes) -> str:
 
 def _jwt(r: random.Random) -> str:
     header = _b64url(b'{"alg":"HS256","typ":"JWT"}')
-    payload = _b64url(f'{{"sub":"{_d(r, 8)}","name":"{r.choice(_FIRST)}","iat":{_d(r, 10)}}}'.encode())
+    payload = _b64url(
+        f'{{"sub":"{_d(r, 8)}","name":"{r.choice(_FIRST)}","iat":{_d(r, 10)}}}'.encode()
+    )
     return f"{header}.{payload}.{_b64url(r.randbytes(32))}"
 
 
 # (template, value generator, kind); "{v}" marks the PII span. Some templates label only part.
 _TEMPLATES: dict[Kind, list[str]] = {
-    "EMAIL": ["You can email me at {v} anytime.", "My account email is {v}", "Send the receipt to {v}, please.", "contact: {v}"],
-    "PHONE": ["Call me back on {v} after 5pm.", "My number is {v}.", "Reach the store at {v} please", "phone: {v}"],
-    "CARD": ["Charge my card {v} for the upgrade.", "The card number is {v}.", "I paid with {v} yesterday", "card: {v}"],
+    "EMAIL": [
+        "You can email me at {v} anytime.",
+        "My account email is {v}",
+        "Send the receipt to {v}, please.",
+        "contact: {v}",
+    ],
+    "PHONE": [
+        "Call me back on {v} after 5pm.",
+        "My number is {v}.",
+        "Reach the store at {v} please",
+        "phone: {v}",
+    ],
+    "CARD": [
+        "Charge my card {v} for the upgrade.",
+        "The card number is {v}.",
+        "I paid with {v} yesterday",
+        "card: {v}",
+    ],
     "IBAN": ["Refund to IBAN {v} please.", "My bank account is {v}.", "Wire it to {v} by Friday"],
     "SSN": ["My SSN is {v}.", "social security number {v}", "For verification: {v}"],
-    "IP": ["The request came from {v} last night.", "Whitelist {v} on the firewall.", "client ip={v}"],
-    "API_KEY": ["Here is my key {v} for the integration.", "OPENAI_API_KEY={v}", "I accidentally pasted {v} in the log"],
-    "TOKEN": ["Authorization: Bearer {v}", "the session token is {v}", "curl -H 'Authorization: Bearer {v}' https://api.example.com"],
-    "SECRET": ["my password: {v}", "password={v}", "Use https://{v}@db.example.com/prod to connect"],
+    "IP": [
+        "The request came from {v} last night.",
+        "Whitelist {v} on the firewall.",
+        "client ip={v}",
+    ],
+    "API_KEY": [
+        "Here is my key {v} for the integration.",
+        "OPENAI_API_KEY={v}",
+        "I accidentally pasted {v} in the log",
+    ],
+    "TOKEN": [
+        "Authorization: Bearer {v}",
+        "the session token is {v}",
+        "curl -H 'Authorization: Bearer {v}' https://api.example.com",
+    ],
+    "SECRET": [
+        "my password: {v}",
+        "password={v}",
+        "Use https://{v}@db.example.com/prod to connect",
+    ],
 }
 
 
 def _secret(r: random.Random) -> str:
-    return r.choice(_FIRST) + r.choice(["!", "#", "2024", "_99", "$x", "7"]) + _d(r, r.randint(0, 3))
+    return (
+        r.choice(_FIRST) + r.choice(["!", "#", "2024", "_99", "$x", "7"]) + _d(r, r.randint(0, 3))
+    )
 
 
 def _token(r: random.Random) -> str:
@@ -213,28 +294,52 @@ _NEGATIVES: list[Callable[[random.Random], str]] = [
     lambda r: f"order {_d(r, 7)} total ${r.randint(1, 9)},{_d(r, 3)}.{_d(r, 2)}",
     lambda r: f"order number {_luhn_complete('4', 16, r)} is delayed",
     lambda r: f"reference {_non_luhn(r)} was created",
-    lambda r: f"The card 4{_d(r, 3)} {_d(r, 4)} {_d(r, 4)} {_d(r, 3)}{r.choice('0123456789')} failed" if False else f"invoice {_non_luhn(r, '5')}",
+    lambda r: (
+        f"The card 4{_d(r, 3)} {_d(r, 4)} {_d(r, 4)} {_d(r, 3)}{r.choice('0123456789')} failed"
+        if False
+        else f"invoice {_non_luhn(r, '5')}"
+    ),
     lambda r: f"Invalid IBAN {_bad_iban(r)} rejected.",
     lambda r: f"Price: €{r.randint(10, 999)},{_d(r, 2)} incl. VAT, qty {r.randint(1, 20)}",
-    lambda r: f"Meeting at {r.randint(0, 23):02d}:{r.randint(0, 59):02d} on 0{r.randint(1, 9)}/{r.randint(10, 28)}/2024",
-    lambda r: f"Updated to version {r.randint(1, 12)}.{r.randint(0, 9)}.{r.randint(0, 30)}.{r.randint(0, 255)} last week",
-    lambda r: f"Running Windows 10.0.{_d(r, 5)}.{_d(r, 4)} and Python 3.{r.randint(8, 13)}.{r.randint(0, 9)}",
+    lambda r: (
+        f"Meeting at {r.randint(0, 23):02d}:{r.randint(0, 59):02d} on 0{r.randint(1, 9)}/{r.randint(10, 28)}/2024"
+    ),
+    lambda r: (
+        f"Updated to version {r.randint(1, 12)}.{r.randint(0, 9)}.{r.randint(0, 30)}.{r.randint(0, 255)} last week"
+    ),
+    lambda r: (
+        f"Running Windows 10.0.{_d(r, 5)}.{_d(r, 4)} and Python 3.{r.randint(8, 13)}.{r.randint(0, 9)}"
+    ),
     lambda r: f"v{r.randint(1, 9)}.{r.randint(0, 9)}.{r.randint(0, 9)} fixed it",
-    lambda r: f"Tracking 1Z{_rand(r, 6, string.ascii_uppercase + string.digits)}{_d(r, 10)} in transit",
-    lambda r: f"request id {ipaddress.IPv6Address(r.getrandbits(128)).exploded.replace(':', '')[:8]}-{_d(r, 4)}-4{_d(r, 3)}-a{_d(r, 3)}-{_d(r, 12)}",
+    lambda r: (
+        f"Tracking 1Z{_rand(r, 6, string.ascii_uppercase + string.digits)}{_d(r, 10)} in transit"
+    ),
+    lambda r: (
+        f"request id {ipaddress.IPv6Address(r.getrandbits(128)).exploded.replace(':', '')[:8]}-{_d(r, 4)}-4{_d(r, 3)}-a{_d(r, 3)}-{_d(r, 12)}"
+    ),
     lambda r: f"commit {_rand(r, 40, '0123456789abcdef')} broke the build",
-    lambda r: f"Timestamp 2024-03-{r.randint(10, 28)}T{r.randint(10, 23)}:{r.randint(10, 59)}:{r.randint(10, 59)}+0{r.randint(1, 9)}:00",
+    lambda r: (
+        f"Timestamp 2024-03-{r.randint(10, 28)}T{r.randint(10, 23)}:{r.randint(10, 59)}:{r.randint(10, 59)}+0{r.randint(1, 9)}:00"
+    ),
     lambda r: f"ISBN 978-{r.randint(0, 9)}-{_d(r, 2)}-{_d(r, 6)}-{r.randint(0, 9)}",
-    lambda r: f"Case {_d(r, 8)} escalated; {r.randint(2, 99)}% done; {r.randint(1, 5)} x {r.randint(100, 500)} ml",
+    lambda r: (
+        f"Case {_d(r, 8)} escalated; {r.randint(2, 99)}% done; {r.randint(1, 5)} x {r.randint(100, 500)} ml"
+    ),
     lambda r: f"Coordinates {r.randint(10, 80)}.{_d(r, 4)}, -{r.randint(10, 170)}.{_d(r, 4)}",
     lambda r: f"MAC {':'.join(_rand(r, 2, '0123456789ABCDEF') for _ in range(6))} registered",
-    lambda r: f"Your password is required to continue; reset your password at the link.",
+    lambda r: "Your password is required to continue; reset your password at the link.",
     lambda r: f"The api key is missing and the token limit is {r.choice([4096, 8192, 128000])}.",
-    lambda r: f"It takes {r.randint(1, 20)}-{r.randint(21, 60)} minutes; zip {_d(r, 5)}; SKU {_d(r, 3)}-{_d(r, 3)}-{_d(r, 3)}",
+    lambda r: (
+        f"It takes {r.randint(1, 20)}-{r.randint(21, 60)} minutes; zip {_d(r, 5)}; SKU {_d(r, 3)}-{_d(r, 3)}-{_d(r, 3)}"
+    ),
     lambda r: f"Population 1,{_d(r, 3)},{_d(r, 3)} in 2023; score {r.randint(1, 99)}/100",
-    lambda r: f"Build {r.randint(2020, 2025)}.{r.randint(1, 12)}.{r.randint(1, 28)} deployed at 12:{r.randint(10, 59)}:{r.randint(10, 59)}",
+    lambda r: (
+        f"Build {r.randint(2020, 2025)}.{r.randint(1, 12)}.{r.randint(1, 28)} deployed at 12:{r.randint(10, 59)}:{r.randint(10, 59)}"
+    ),
     lambda r: f"Ticket no. {_d(r, 10)} opened by the agent.",
-    lambda r: f"Flight UA{r.randint(100, 9999)} departs 2024-0{r.randint(1, 9)}-{r.randint(10, 28)} 14:{r.randint(10, 59)}",
+    lambda r: (
+        f"Flight UA{r.randint(100, 9999)} departs 2024-0{r.randint(1, 9)}-{r.randint(10, 28)} 14:{r.randint(10, 59)}"
+    ),
 ]
 
 

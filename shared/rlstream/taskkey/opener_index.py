@@ -10,6 +10,7 @@ bigrams) then decides, so a bucket collision never merges two different tasks.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import random
 from dataclasses import dataclass, field
 
@@ -20,7 +21,7 @@ _PRIME = 4294967311  # > 2**32
 
 def shingles(normalised: str) -> frozenset[str]:
     toks = content_tokens(normalised)
-    return frozenset(toks) | frozenset(f"{a} {b}" for a, b in zip(toks, toks[1:], strict=False))
+    return frozenset(toks) | frozenset(f"{a} {b}" for a, b in itertools.pairwise(toks))
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
@@ -44,7 +45,9 @@ class OpenerIndex:
     bands: int = 16
     seed: int = 1
     _coeffs: list[tuple[int, int]] = field(init=False, repr=False)
-    _buckets: dict[tuple[str, int, tuple[int, ...]], list[_Rep]] = field(default_factory=dict, init=False, repr=False)
+    _buckets: dict[tuple[str, int, tuple[int, ...]], list[_Rep]] = field(
+        default_factory=dict, init=False, repr=False
+    )
     _assigned: dict[str, str] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -53,10 +56,14 @@ class OpenerIndex:
         if self.num_perm % self.bands:
             raise ValueError("num_perm must be a multiple of bands")
         rng = random.Random(self.seed)
-        self._coeffs = [(rng.randrange(1, 2**32), rng.randrange(0, 2**32)) for _ in range(self.num_perm)]
+        self._coeffs = [
+            (rng.randrange(1, 2**32), rng.randrange(0, 2**32)) for _ in range(self.num_perm)
+        ]
 
     def _signature(self, sh: frozenset[str]) -> list[int]:
-        hashes = [int.from_bytes(hashlib.blake2b(s.encode(), digest_size=4).digest(), "big") for s in sh]
+        hashes = [
+            int.from_bytes(hashlib.blake2b(s.encode(), digest_size=4).digest(), "big") for s in sh
+        ]
         return [min((a * x + b) % _PRIME for x in hashes) for a, b in self._coeffs]
 
     def add(self, key: str, normalised: str, context: str = "") -> str:

@@ -70,9 +70,15 @@ class TaskKeyResolver:
         index: OpenerIndex | None = None,
     ) -> None:
         self.field = field
-        self.index = index if index is not None else (OpenerIndex(threshold=threshold) if near_dup_merge else None)
+        self.index = (
+            index
+            if index is not None
+            else (OpenerIndex(threshold=threshold) if near_dup_merge else None)
+        )
 
-    def resolve(self, t: Transcript, raw: Mapping[str, Any] | None = None) -> tuple[str, TaskKeyRule]:
+    def resolve(
+        self, t: Transcript, raw: Mapping[str, Any] | None = None
+    ) -> tuple[str, TaskKeyRule]:
         key = explicit_key(t, raw, self.field)
         if key is not None:
             return key, "explicit"

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.unit
 _text = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=40)
 _ident = st.from_regex(r"[a-z][a-z0-9_]{0,11}", fullmatch=True)
 _json = st.recursive(
-    st.none() | st.booleans() | st.integers(-10**6, 10**6) | _text,
+    st.none() | st.booleans() | st.integers(-(10**6), 10**6) | _text,
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_ident, inner, max_size=3),
     max_leaves=6,
 )
@@ -35,7 +35,9 @@ def transcripts(draw: st.DrawFn) -> Transcript:
             calls = []
             for _ in range(draw(st.integers(1, 3))):
                 call_no += 1
-                calls.append(ToolCall(id=f"call_{call_no}", name=draw(_ident), arguments=draw(_args)))
+                calls.append(
+                    ToolCall(id=f"call_{call_no}", name=draw(_ident), arguments=draw(_args))
+                )
             said = draw(st.none() | _text)
             msgs.append(Message(role="assistant", content=said, tool_calls=tuple(calls)))
             for c in calls:

@@ -41,7 +41,9 @@ def test_jsonl_gzip_and_array_are_sniffed_from_bytes(tmp_path: Path) -> None:
     c.write_bytes(b"  \n" + orjson.dumps([_rec(4), _rec(5)], option=orjson.OPT_INDENT_2))
     run = ingest_paths([a, b, c])
     out = list(run)
-    assert [t.conversation_id for t in out if isinstance(t, Transcript)] == [f"conv-{i}" for i in range(1, 6)]
+    assert [t.conversation_id for t in out if isinstance(t, Transcript)] == [
+        f"conv-{i}" for i in range(1, 6)
+    ]
     assert out[0].source == SourceRef(kind="file", file=str(a), line=1)
     assert out[4].source.line == 2  # array items are numbered from 1
     assert run.summary.read == 5 and run.summary.ok == 5 and run.summary.files == 3
@@ -56,7 +58,14 @@ def test_pretty_printed_single_document(tmp_path: Path) -> None:
 
 def test_bad_records_become_rejects_and_the_run_continues(tmp_path: Path) -> None:
     p = tmp_path / "mixed.jsonl"
-    p.write_bytes(orjson.dumps(_rec(1)) + b"\n{broken\n" + orjson.dumps({"foo": 1}) + b"\n" + orjson.dumps(_rec(2)) + b"\n")
+    p.write_bytes(
+        orjson.dumps(_rec(1))
+        + b"\n{broken\n"
+        + orjson.dumps({"foo": 1})
+        + b"\n"
+        + orjson.dumps(_rec(2))
+        + b"\n"
+    )
     run = ingest_paths([p])
     out = list(run)
     rejects = [r for r in out if isinstance(r, Reject)]
@@ -128,18 +137,29 @@ def test_field_mapping_from_yaml(tmp_path: Path) -> None:
     )
     mapping = FieldMapping.from_yaml(cfg)
     rec = {
-        "traj": [{"speaker": "customer", "text": "where is my parcel?"}, {"speaker": "bot", "text": "On its way."}],
+        "traj": [
+            {"speaker": "customer", "text": "where is my parcel?"},
+            {"speaker": "bot", "text": "On its way."},
+        ],
         "meta": {"conv_id": "x-1", "scenario": "wismo", "resolved": True, "region": "eu"},
         "gold": "on its way",
     }
     t = Ingestor(IngestOptions(mapping=mapping)).process(rec)
     assert t.conversation_id == "x-1"
-    assert [(m.role, m.content) for m in t.messages] == [("user", "where is my parcel?"), ("assistant", "On its way.")]
+    assert [(m.role, m.content) for m in t.messages] == [
+        ("user", "where is my parcel?"),
+        ("assistant", "On its way."),
+    ]
     assert t.messages[0].extra == {"original_role": "customer"}
     assert (t.task_key, t.task_key_rule) == ("meta.scenario:wismo", "explicit")
     assert t.outcome == {"resolved": True}
     assert t.label == "on its way"
-    assert t.metadata["meta"] == {"conv_id": "x-1", "scenario": "wismo", "resolved": True, "region": "eu"}
+    assert t.metadata["meta"] == {
+        "conv_id": "x-1",
+        "scenario": "wismo",
+        "resolved": True,
+        "region": "eu",
+    }
 
 
 def test_oversized_record_is_rejected(tmp_path: Path) -> None:

@@ -15,7 +15,11 @@ pytestmark = pytest.mark.unit
 @pytest.mark.parametrize(
     ("text", "value", "kind"),
     [
-        ("write to Jane.Doe+shop@mail.example.org today", "Jane.Doe+shop@mail.example.org", "EMAIL"),
+        (
+            "write to Jane.Doe+shop@mail.example.org today",
+            "Jane.Doe+shop@mail.example.org",
+            "EMAIL",
+        ),
         ("call +44 20 7946 0958 please", "+44 20 7946 0958", "PHONE"),
         ("call (415) 555-0132 please", "(415) 555-0132", "PHONE"),
         ("my mobile 4155550132", "4155550132", "PHONE"),
@@ -25,9 +29,17 @@ pytestmark = pytest.mark.unit
         ("ssn 078-05-1120.", "078-05-1120", "SSN"),
         ("from 203.0.113.7 at noon", "203.0.113.7", "IP"),
         ("from 2001:db8:85a3::8a2e:370:7334 at noon", "2001:db8:85a3::8a2e:370:7334", "IP"),
-        ("key sk-proj-Ab12Cd34Ef56Gh78Ij90Kl12Mn34 leaked", "sk-proj-Ab12Cd34Ef56Gh78Ij90Kl12Mn34", "API_KEY"),
+        (
+            "key sk-proj-Ab12Cd34Ef56Gh78Ij90Kl12Mn34 leaked",
+            "sk-proj-Ab12Cd34Ef56Gh78Ij90Kl12Mn34",
+            "API_KEY",
+        ),
         ("aws AKIAIOSFODNN7EXAMPLE here", "AKIAIOSFODNN7EXAMPLE", "API_KEY"),
-        ("gh ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789 x", "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789", "API_KEY"),
+        (
+            "gh ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789 x",
+            "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789",
+            "API_KEY",
+        ),
         ("slack xoxb-123456789012-abcdefABCDEF ok", "xoxb-123456789012-abcdefABCDEF", "API_KEY"),
         ("api_key=q8Zr2LmX9vT4kP7sW1nB", "q8Zr2LmX9vT4kP7sW1nB", "API_KEY"),
         ("Authorization: Bearer abcDEF123456ghiJKL789", "abcDEF123456ghiJKL789", "TOKEN"),
@@ -85,22 +97,43 @@ def test_redact_transcript_covers_every_slot() -> None:
                     ToolCall(
                         id="call_1",
                         name="lookup",
-                        arguments={"email": "bob@example.com", "nested": [{"password": "hunter22"}]},
+                        arguments={
+                            "email": "bob@example.com",
+                            "nested": [{"password": "hunter22"}],
+                        },
                         raw_arguments='{"email": "bob@example.com"}',
                     ),
                 ),
             ),
-            Message(role="tool", tool_call_id="call_1", name="lookup", content='{"phone": "+1 415 555 0132"}'),
+            Message(
+                role="tool",
+                tool_call_id="call_1",
+                name="lookup",
+                content='{"phone": "+1 415 555 0132"}',
+            ),
         ),
-        metadata={"customer": {"email": "bob@example.com", "phone": "4155550132"}, "order": "A-1234"},
+        metadata={
+            "customer": {"email": "bob@example.com", "phone": "4155550132"},
+            "order": "A-1234",
+        },
     )
     out = redact_transcript(t)
     dumped = out.dump_json().decode()
     assert out.redacted
-    for secret in ("bob@example.com", "ops@example.com", "4111", "hunter22", "555 0132", "4155550132"):
+    for secret in (
+        "bob@example.com",
+        "ops@example.com",
+        "4111",
+        "hunter22",
+        "555 0132",
+        "4155550132",
+    ):
         assert secret not in dumped
     assert out.messages[1].content == "I'm <EMAIL_2>, card <CARD_1>"
-    assert out.messages[2].tool_calls[0].arguments == {"email": "<EMAIL_2>", "nested": [{"password": "<SECRET_1>"}]}
+    assert out.messages[2].tool_calls[0].arguments == {
+        "email": "<EMAIL_2>",
+        "nested": [{"password": "<SECRET_1>"}],
+    }
     assert out.messages[2].tool_calls[0].raw_arguments == '{"email": "<EMAIL_2>"}'
     assert out.messages[2].tool_calls[0].id == "call_1"
     assert out.metadata["order"] == "A-1234"

@@ -54,9 +54,14 @@ def _rows(with_task: bool) -> list[tuple[str, Transcript]]:
 
 
 def test_normalisation_masks_case_space_numbers_and_pii() -> None:
-    assert normalise_text("  Cancel   ORDER 1234 for bob@example.com ") == "cancel order # for <email_#>"
+    assert (
+        normalise_text("  Cancel   ORDER 1234 for bob@example.com ")
+        == "cancel order # for <email_#>"
+    )
     assert opener_key(_t("a", "Cancel order 1")) == opener_key(_t("b", "cancel  ORDER 77"))
-    assert opener_key(_t("a", "Cancel order 1")) != opener_key(_t("b", "Cancel order 1", system="Other"))
+    assert opener_key(_t("a", "Cancel order 1")) != opener_key(
+        _t("b", "Cancel order 1", system="Other")
+    )
 
 
 def test_rephrased_openers_split_by_opener_but_group_by_task_field() -> None:

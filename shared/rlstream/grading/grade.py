@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from rlstream.errors import RlstreamError
 from rlstream.grading.spec import RewardSpec, SpecItem
+from rlstream.rewards._common import fast_model
 from rlstream.rewards.base import RewardContext, RewardResult
 from rlstream.rewards.outcome import OutcomeReward
 from rlstream.rewards.scored import ScoredRollout
@@ -62,13 +63,17 @@ def _combine(t: Transcript, spec: RewardSpec, results: list[RewardResult]) -> Sc
         acc += w * r.score
         passed = passed and r.passed
     score = min(1.0, max(0.0, acc / total_w))
-    return ScoredRollout(
-        rollout_id=ScoredRollout.make_id(t.conversation_id, spec.spec_id),
-        transcript=t,
-        results=tuple(results),
-        score=score,
-        passed=passed,
-        reward_spec=spec.spec_id,
+    return fast_model(
+        ScoredRollout,
+        {
+            "schema_version": 1,
+            "rollout_id": ScoredRollout.make_id(t.conversation_id, spec.spec_id),
+            "transcript": t,
+            "results": tuple(results),
+            "score": score,
+            "passed": passed,
+            "reward_spec": spec.spec_id,
+        },
     )
 
 

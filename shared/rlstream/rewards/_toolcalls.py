@@ -76,8 +76,33 @@ def calls_in_text(text: str) -> list[tuple[str, Any]]:
     return out
 
 
+_SCHEMA_CACHE: dict[bytes, dict[str, dict[str, str]]] = {}
+_NO_TYPES: dict[str, dict[str, str]] = {}
+#: caches keyed by ``id()`` of a types mapping from _SCHEMA_CACHE; cleared together with it,
+#: so an id in a key always belongs to a live mapping
+DEPENDENT_CACHES: list[dict[Any, Any]] = []
+
+
 def schema_types(tools: tuple[dict[str, Any], ...]) -> dict[str, dict[str, str]]:
-    """tool name -> {argument: JSON-schema type} from OpenAI, Anthropic or plain tool specs."""
+    """tool name -> {argument: JSON-schema type} from OpenAI, Anthropic or plain tool specs.
+
+    Cached by the specs' JSON: an agent sends the same tool list with every conversation.
+    Callers must not mutate the returned mapping.
+    """
+    if not tools:
+        return _NO_TYPES
+    key = orjson.dumps(tools)
+    hit = _SCHEMA_CACHE.get(key)
+    if hit is None:
+        if len(_SCHEMA_CACHE) > 512:
+            _SCHEMA_CACHE.clear()
+            for cache in DEPENDENT_CACHES:
+                cache.clear()
+        hit = _SCHEMA_CACHE[key] = _schema_types(tools)
+    return hit
+
+
+def _schema_types(tools: tuple[dict[str, Any], ...]) -> dict[str, dict[str, str]]:
     out: dict[str, dict[str, str]] = {}
     for spec in tools:
         fn = spec.get("function") if isinstance(spec.get("function"), dict) else spec

@@ -8,115 +8,136 @@ whatever else it does, and a rude one (tone 0) cannot reach the default 0.75 thr
 
 from __future__ import annotations
 
+import re
 from typing import Any, ClassVar
 
-from rlstream.rewards._common import (
-    make_result,
-    reject_unknown,
-    sentences,
-    threshold_option,
-    words_pattern,
-)
+from rlstream.rewards._common import make_result, reject_unknown, threshold_option
+from rlstream.rewards._lexicon import EMPTY, Lexicon, Tokens
 from rlstream.rewards.base import RewardContext, RewardResult
 from rlstream.transcript import Message, Transcript
 
-_RESOLVE = words_pattern(
+
+def _forms(*stems: str) -> list[str]:
+    """Spell out inflections explicitly (whole tokens are compared, never substrings)."""
+    out: list[str] = []
+    for stem in stems:
+        base, _, suffixes = stem.partition("|")
+        out.append(base)
+        out.extend(base + s for s in suffixes.split(",") if s)
+    return out
+
+
+_RESOLVE = Lexicon(
+    _forms(
+        "refund|ed,s,ing",
+        "reimburse|d,ment",
+        "replace|d,ment",
+        "resolved",
+        "fixed",
+        "process|ed,ing",
+        "initiate|d",
+        "initiating",
+        "issue|d",
+        "issuing",
+        "cancel|ed,led,ling",
+        "updated",
+        "reset",
+        "shipped",
+        "credit|ed",
+        "upgraded",
+        "escalate|d",
+        "escalating",
+        "arranged",
+        "rescheduled",
+    )
+)
+_NEGATION = Lexicon(
     [
-        r"refund(?:ed|s)?",
-        r"reimburs\w*",
-        r"replac(?:e|ed|ement)",
-        r"resolved",
-        r"fixed",
-        r"process(?:ed|ing)?",
-        r"initiat(?:e|ed|ing)",
-        r"issu(?:e|ed|ing)",
-        r"cancel(?:l?ed|ling)?",
-        r"updated",
-        r"reset",
-        r"shipped",
-        r"credit(?:ed)?",
-        r"upgraded",
-        r"escalat(?:e|ed|ing)",
-        r"arranged",
-        r"rescheduled",
+        "can't",
+        "cant",
+        "cannot",
+        "unable",
+        "won't",
+        "wont",
+        "don't",
+        "dont",
+        "isn't",
+        "not",
+        "never",
+        "no",
     ]
 )
-_NEGATION = words_pattern(
+_POLITE = Lexicon(
     [
-        r"can(?:no|['’])?t",
-        r"cannot",
-        r"unable",
-        r"won['’]?t",
-        r"not able",
-        r"don['’]?t",
-        r"do not",
-        r"isn['’]?t",
-        r"not",
-        r"never",
-        r"no way",
+        "please",
+        "thanks",
+        "thank",
+        "sorry",
+        "apologise",
+        "apologize",
+        "apologies",
+        "understand",
+        "appreciate",
+        "happy to help",
+        "glad to help",
+        "you're welcome",
+        "you are welcome",
     ]
 )
-_POLITE = words_pattern(
+_RUDE = Lexicon(
     [
-        r"please",
-        r"thanks?",
-        r"thank you",
-        r"happy to help",
-        r"glad to help",
-        r"sorry",
-        r"apologi[sz]e",
-        r"apologies",
-        r"understand",
-        r"appreciate",
-        r"you(?:['’]re| are) welcome",
+        "stupid",
+        "idiot",
+        "idiotic",
+        "idiots",
+        "dumb",
+        "hate",
+        "ridiculous",
+        "pathetic",
+        "shut up",
+        "not my problem",
+        "deal with it",
+        "your fault",
+        "your own fault",
+        "calm down",
+        "can't you read",
+        "learn to read",
     ]
 )
-_RUDE = words_pattern(
+_ABUSE = Lexicon(["fuck*", "shit*", "damn", "bastard", "moron", "kill you"])
+_SECRET_WORDS = frozenset({"password", "pin", "cvv", "cvc", "ssn", "card", "security", "social"})
+_SOLICIT = re.compile(
+    r"\b(?:send|give|tell|provide|share|type|email)(?: me| us)? (?:your |the )?"
+    r"(?:full |complete |whole )?(?:password|pin|cvv|cvc|security code|card number|"
+    r"credit card number|social security number|ssn)\b"
+)
+_ESCALATION_ASK = Lexicon(
     [
-        r"stupid",
-        r"idiot(?:ic|s)?",
-        r"dumb",
-        r"hate",
-        r"shut up",
-        r"not my problem",
-        r"deal with it",
-        r"your (?:own )?fault",
-        r"ridiculous",
-        r"calm down",
-        r"can['’]?t you read",
-        r"learn to read",
-        r"pathetic",
+        "manager",
+        "supervisor",
+        "human",
+        "real person",
+        "lawyer",
+        "attorney",
+        "legal action",
+        "sue",
+        "chargeback",
+        "ombudsman",
+        "escalate",
     ]
 )
-_ABUSE = words_pattern([r"fuck\w*", r"shit\w*", r"damn", r"bastard", r"kill you", r"moron"])
-_SOLICIT = words_pattern(
+_ESCALATED = Lexicon(
     [
-        r"(?:send|give|tell|provide|share|type|email)(?: me| us)? (?:your |the )?(?:full |complete |whole )?"
-        r"(?:password|pin|cvv|cvc|security code|card number|credit card number|social security number|ssn)"
-    ]
-)
-_ESCALATION_ASK = words_pattern(
-    [
-        r"manager",
-        r"supervisor",
-        r"human",
-        r"real person",
-        r"lawyer",
-        r"attorney",
-        r"legal action",
-        r"sue",
-        r"chargeback",
-        r"ombudsman",
-        r"escalate",
-    ]
-)
-_ESCALATED = words_pattern(
-    [
-        r"escalat(?:e|ed|ing)",
-        r"transferr?(?:ed|ing)? you",
-        r"connect(?:ed|ing)? you (?:with|to)",
-        r"hand(?:ed|ing)? (?:you|this|your case) (?:over|off)",
-        r"(?:a|our) (?:supervisor|manager|specialist) will",
+        *_forms("escalate|d", "escalating"),
+        *(f"{v} you {p}" for v in ("connect", "connected", "connecting") for p in ("with", "to")),
+        *(f"{v} you" for v in ("transfer", "transferred", "transferring")),
+        *(
+            f"{h} {w} {d}"
+            for h in ("hand", "handed", "handing")
+            for w in ("you", "this", "your case")
+            for d in ("over", "off")
+        ),
+        *(f"{a} {r} will" for a in ("a", "our") for r in ("supervisor", "manager", "specialist")),
     ]
 )
 _ESCALATE_TOOLS = ("escalat", "transfer", "handoff", "hand_off")
@@ -124,24 +145,33 @@ _ESCALATE_TOOLS = ("escalat", "transfer", "handoff", "hand_off")
 _W_RESOLUTION, _W_TONE, _W_ESCALATION = 0.4, 0.3, 0.3
 
 
-def _resolves(text: str) -> bool:
-    """A sentence commits to an action and none of the 5 words before it negates it."""
-    for sent in sentences(text):
-        for m in _RESOLVE.finditer(sent):
-            window = " ".join(sent[: m.start()].split()[-5:])
-            if not _NEGATION.search(window):
+def _resolves(toks: Tokens) -> bool:
+    """An action word that none of the 5 tokens before it (same sentence) negates."""
+    seq = toks.seq
+    if _RESOLVE.words.isdisjoint(toks.set):
+        return False
+    for i, tok in enumerate(seq):
+        if tok in _RESOLVE.words:
+            window = []
+            for j in range(i - 1, max(-1, i - 6), -1):
+                if seq[j] == ".":
+                    break
+                window.append(seq[j])
+            if _NEGATION.words.isdisjoint(window):
                 return True
     return False
 
 
-def _tone(text: str) -> float:
-    if _RUDE.search(text):
+def _tone(toks: Tokens) -> float:
+    if _RUDE.hit(toks):
         return 0.0
-    return 1.0 if _POLITE.search(text) else 0.75
+    return 1.0 if _POLITE.hit(toks) else 0.75
 
 
-def _safe(text: str) -> bool:
-    return not (_ABUSE.search(text) or _SOLICIT.search(text))
+def _safe(text: str, toks: Tokens) -> bool:
+    if _ABUSE.hit(toks):
+        return False
+    return _SECRET_WORDS.isdisjoint(toks.set) or not _SOLICIT.search(" ".join(toks.seq))
 
 
 def _escalation_tool(m: Message) -> bool:
@@ -163,27 +193,26 @@ class CustomerSupportReward:
     def __call__(self, transcript: Transcript, context: RewardContext) -> RewardResult:
         reasons: list[str] = []
         turns = [m for m in transcript.messages if m.role == "assistant"]
-        texts = [m.content for m in turns if m.content]
-        user_text = "\n".join(
-            m.content for m in transcript.messages if m.role == "user" and m.content
+        toks = [Tokens.of(m.content) if m.content else EMPTY for m in turns]
+        user_toks = Tokens.of(
+            "\n".join(m.content for m in transcript.messages if m.role == "user" and m.content)
         )
 
         # per-turn: each assistant turn judged on its own words (never cumulative)
         turn_scores: list[float] = []
         unsafe = rude = polite = False
-        for m in turns:
-            text = m.content or ""
-            safe = _safe(text)
-            tone = _tone(text) if text else 1.0
+        for m, tk in zip(turns, toks, strict=True):
+            safe = _safe(m.content or "", tk)
+            tone = _tone(tk) if m.content else 1.0
             unsafe |= not safe
             rude |= tone == 0.0
             polite |= tone == 1.0
             turn_scores.append((1.0 if safe else 0.0) * tone)
 
-        resolving_tool = _tool_succeeded(transcript)
-        if any(_resolves(t) for t in texts[-2:]):
+        texts = [tk for m, tk in zip(turns, toks, strict=True) if m.content]
+        if any(_resolves(tk) for tk in texts[-2:]):
             resolution = 1.0
-        elif resolving_tool:
+        elif _tool_succeeded(transcript):
             resolution = 0.5
             reasons.append("action taken by tool but never confirmed to the customer")
         else:
@@ -194,9 +223,9 @@ class CustomerSupportReward:
         if rude:
             reasons.append("rude or dismissive wording")
 
-        needed = bool(_ESCALATION_ASK.search(user_text))
+        needed = _ESCALATION_ASK.hit(user_toks)
         escalated = any(_escalation_tool(m) for m in turns) or any(
-            _ESCALATED.search(t) for t in texts
+            _ESCALATED.hit(tk) for tk in texts
         )
         if needed and not escalated:
             escalation = 0.0

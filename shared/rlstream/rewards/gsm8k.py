@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 from typing import Any, ClassVar
 
 from rlstream.errors import MissingContextError, RewardError
@@ -54,10 +55,16 @@ def _boxed(text: str) -> str | None:
 
 def _to_float(token: str) -> tuple[float, bool] | None:
     """(value, is_percent) of one number token, currency and separators removed."""
+    try:
+        return float(token), False  # the common case: a plain number
+    except ValueError:
+        pass
     s = token.replace("−", "-").replace(" ", "")
     pct = s.endswith("%")
-    s = s.rstrip("%").lstrip("$€£¥")
-    s = s.replace("$", "").replace("€", "").replace("£", "").replace("¥", "").replace(",", "")
+    s = s.rstrip("%")
+    for ch in "$€£¥,":
+        if ch in s:
+            s = s.replace(ch, "")
     try:
         return float(s), pct
     except ValueError:
@@ -104,48 +111,66 @@ def _fraction(num: str, den: str) -> list[float] | None:
         return None
 
 
+_TAIL = 64
+
+
 def _last_number(text: str) -> list[float] | None:
-    last = None
-    for m in _NUMBER.finditer(text):
-        last = m
-    if last is None:
-        return None
-    # a fraction or mixed number ending at the last number ("... = 3/4", "1 1/2") reads whole
-    tail_start = max(0, last.start() - 24)
-    window = text[tail_start : last.end()]
-    fr = None
-    for pat in (_MIXED, _FRAC):
-        for fm in pat.finditer(window):
-            if tail_start + fm.end() == last.end():
-                fr = parse_number(fm.group(0))
-                break
-        if fr:
+    """The last number; only the tail is scanned (numbers are short, replies are not)."""
+    tail_start = max(0, len(text) - _TAIL)
+    while True:
+        window = text[tail_start:]
+        last = None
+        for m in _NUMBER.finditer(window):
+            last = m
+        if last is not None and (last.start() > 0 or tail_start == 0):
             break
-    return fr or parse_number(last.group(0))
+        if tail_start == 0:
+            return None
+        tail_start = max(0, tail_start - 4 * _TAIL)  # no number in the tail: look further back
+    # a fraction or mixed number ending at the last number ("... = 3/4", "1 1/2") reads whole
+    for pat in (_MIXED, _FRAC):
+        for fm in pat.finditer(window, max(0, last.start() - 24)):
+            if fm.end() == last.end():
+                got = parse_number(fm.group(0))
+                if got:
+                    return got
+    return parse_number(last.group(0))
 
 
 def extract_answer(text: str) -> tuple[list[float] | None, str]:
     """(candidate values, method) of the final answer in a reply."""
-    hashes = _HASHES.findall(text)
-    if hashes:
-        got = parse_number(hashes[-1])
+    if "####" in text:
+        hashes = _HASHES.findall(text)
+        got = parse_number(hashes[-1]) if hashes else None
         if got is not None:
             return got, "hashes"
-    boxed = _boxed(text)
-    if boxed is not None:
-        got = parse_number(boxed)
+    if _BOXED in text:
+        boxed = _boxed(text)
+        got = parse_number(boxed) if boxed is not None else None
         if got is not None:
             return got, "boxed"
-    said = _ANSWER_IS.findall(text)
-    if said:
-        got = parse_number(said[-1])
+    if "nswer" in text or "NSWER" in text or ":" in text:
+        said = _ANSWER_IS.findall(text)
+        got = parse_number(said[-1]) if said else None
         if got is not None:
             return got, "answer_is"
     got = _last_number(text)
     return (got, "last_number") if got is not None else (None, "none")
 
 
+@lru_cache(maxsize=4096)
+def _gold_cached(label: str | int | float) -> float:
+    return _parse_gold(label)
+
+
 def parse_gold(label: Any) -> float:
+    """The gold answer (cached for plain labels: a task's label repeats for every rollout)."""
+    if isinstance(label, str | int | float) and not isinstance(label, bool):
+        return _gold_cached(label)
+    return _parse_gold(label)
+
+
+def _parse_gold(label: Any) -> float:
     """The gold answer from a number, "#### 18", "A: 18", "\\boxed{18}", "18" or a mapping
     holding one of those under answer/gold/label/target."""
     if isinstance(label, bool):
@@ -155,7 +180,7 @@ def parse_gold(label: Any) -> float:
     if isinstance(label, dict):
         for key in ("answer", "gold", "label", "target", "final_answer"):
             if key in label:
-                return parse_gold(label[key])
+                return _parse_gold(label[key])
         raise RewardError(f"gsm8k: label mapping has no answer field: {sorted(label)}")
     if isinstance(label, str):
         values, _ = extract_answer(label)
@@ -204,12 +229,15 @@ class Gsm8kReward:
         gold = parse_gold(label)
         reasons: list[str] = []
         turns = [m for m in transcript.messages if m.role == "assistant"]
-        turn_scores = [
-            1.0 if m.content and self._match(extract_answer(m.content)[0], gold) else 0.0
-            for m in turns
-        ]
         final = transcript.final_assistant_text()
         values, method = extract_answer(final) if final else (None, "none")
+        turn_scores = []
+        for m in turns:
+            if not m.content:
+                turn_scores.append(0.0)
+                continue
+            got = values if m.content is final else extract_answer(m.content)[0]
+            turn_scores.append(1.0 if self._match(got, gold) else 0.0)
         correct = self._match(values, gold)
         if final is None:
             reasons.append("no final assistant answer")

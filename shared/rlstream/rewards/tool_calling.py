@@ -23,10 +23,10 @@ import orjson
 from rlstream.errors import ConfigError, MissingContextError
 from rlstream.rewards._common import make_result, reject_unknown, threshold_option
 from rlstream.rewards._toolcalls import (
+    DEPENDENT_CACHES,
     Call,
     call_from_obj,
     canon_args,
-    declared_names,
     extract_calls,
     is_free_text,
     schema_types,
@@ -85,7 +85,7 @@ class ToolCallingReward:
         calls = extract_calls(transcript, types)
         reasons: list[str] = []
 
-        declared = declared_names(transcript.tools)
+        declared = frozenset(types) if transcript.tools else frozenset()
         invented = [c for c in calls if declared and c.name not in declared]
         counts = Counter(c.key for c in calls)
         spam = {k for k, n in counts.items() if n > self.max_repeats}
@@ -199,7 +199,27 @@ def _turn_scores(
     return [sum(v) / len(v) if v else 1.0 for v in per]
 
 
+_REF_CACHE: dict[tuple[bytes, int], Ref | None] = {}
+DEPENDENT_CACHES.append(_REF_CACHE)
+
+
 def _parse_reference(source: Any, types: dict[str, Any], *, allow_bare_list: bool) -> Ref | None:
+    """Cached :func:`_parse_reference_uncached` (a task's reference repeats per rollout)."""
+    if source is None or not isinstance(source, dict | list):
+        return None
+    key = (orjson.dumps(source) + (b"L" if allow_bare_list else b"M"), id(types))
+    if key in _REF_CACHE:
+        return _REF_CACHE[key]
+    ref = _parse_reference_uncached(source, types, allow_bare_list=allow_bare_list)
+    if len(_REF_CACHE) > 4096:
+        _REF_CACHE.clear()
+    _REF_CACHE[key] = ref
+    return ref
+
+
+def _parse_reference_uncached(
+    source: Any, types: dict[str, Any], *, allow_bare_list: bool
+) -> Ref | None:
     """A reference from a list of calls or a mapping holding one under a known key."""
     items: Any = None
     if isinstance(source, dict):

@@ -119,3 +119,12 @@ def test_grade_many_is_fast() -> None:
     t0 = time.perf_counter()
     n = sum(1 for _ in grade_many(ts, spec))
     assert n / (time.perf_counter() - t0) > 300
+
+
+def test_fast_construction_equals_validated_models() -> None:
+    spec = RewardSpec.from_names(["gsm8k", "outcome"])
+    fast = grade_one(maths("c9", "#### 18"), spec)
+    slow = ScoredRollout.model_validate_json(fast.model_dump_json())
+    assert slow == fast and slow.model_dump() == fast.model_dump()
+    for r in fast.results:
+        assert RewardResult.model_validate(r.model_dump()) == r

@@ -41,6 +41,29 @@ class DatasetOps(StoreBase):
             await _insert_dataset(conn, record)
             return await _mark_released(conn, record.dataset_id, rollout_ids)
 
+    async def released_conversations(self, conversation_ids: Sequence[str]) -> set[str]:
+        """Which of these conversations feed some released dataset (held-out checks)."""
+        rows = await self._pool.fetch(
+            "SELECT DISTINCT conversation_id FROM rollouts"
+            " WHERE conversation_id = ANY($1::text[]) AND released_in IS NOT NULL",
+            list(conversation_ids),
+        )
+        return {str(r[0]) for r in rows}
+
+    async def released_task_keys(self, agent: str | None, task_keys: Sequence[str]) -> set[str]:
+        """Which of these task keys (prompts) some released dataset of ``agent`` contains.
+
+        A held-out prompt set must come back empty here: a prompt the model trained on,
+        under any reward spec, cannot measure generalisation.
+        """
+        rows = await self._pool.fetch(
+            "SELECT DISTINCT task_key FROM rollouts WHERE agent = $1"
+            " AND task_key = ANY($2::text[]) AND released_in IS NOT NULL",
+            agent or "",
+            list(task_keys),
+        )
+        return {str(r[0]) for r in rows}
+
     async def released_rollout_ids(self, dataset_id: str) -> list[str]:
         rows = await self._pool.fetch(
             "SELECT rollout_id FROM rollouts WHERE released_in = $1 ORDER BY rollout_id",

@@ -134,6 +134,21 @@ class TrainingOps(StoreBase):
         )
         return None if row is None else ModelRecord.model_validate(dict(row))
 
+    async def list_models(self, agent: str) -> list[ModelRecord]:
+        rows = await self._pool.fetch(
+            "SELECT model_id, agent, run_id, path, metadata, created_at FROM models"
+            " WHERE agent = $1 ORDER BY created_at, model_id",
+            agent,
+        )
+        return [ModelRecord.model_validate(dict(r)) for r in rows]
+
+    async def aliases(self, agent: str) -> dict[str, str]:
+        """``{"champion": model_id, "challenger": model_id}`` (only those set)."""
+        rows = await self._pool.fetch(
+            "SELECT alias, model_id FROM model_aliases WHERE agent = $1", agent
+        )
+        return {str(r["alias"]): str(r["model_id"]) for r in rows}
+
     async def promote(self, promotion: PromotionRecord) -> PromotionRecord:
         """Point ``alias`` at ``model_id`` and record the promotion, atomically.
 

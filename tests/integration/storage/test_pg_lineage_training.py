@@ -71,6 +71,9 @@ async def test_lineage_up_from_a_conversation_finds_the_model(store: Store) -> N
     assert up.ids("model") == {"m1"} and up.ids("dataset") == {ds}
     clean = await store.lineage_of("conversation", "held-out", direction="up")
     assert clean.ids("dataset") == set()  # held out: no dataset contains it
+    assert await store.released_conversations(["c1", "held-out", "ghost"]) == {"c1"}
+    assert await store.released_task_keys("support", ["task-a", "other"]) == {"task-a"}
+    assert await store.released_task_keys("another-agent", ["task-a"]) == set()
 
 
 async def test_add_lineage_is_idempotent(store: Store) -> None:
@@ -113,6 +116,8 @@ async def test_promotion_moves_alias_records_previous_and_is_idempotent(store: S
     assert results[0] == results[1]
     assert results[0].previous_model_id == "m0"
     assert await store.get_alias("support", "champion") == "m1"
+    assert await store.aliases("support") == {"champion": "m1"}
+    assert [m.model_id for m in await store.list_models("support")] == ["m1", "m0"]
     assert [x.promotion_id for x in await store.list_promotions("support")] == ["p0", "p1"]
     lin = await store.lineage_of("promotion", "p1")
     assert {"m1"} <= lin.ids("model") and lin.ids("evaluation") == {"e1"}

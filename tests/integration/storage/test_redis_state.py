@@ -32,6 +32,12 @@ async def test_seen_claims_once_with_ttl(state: RedisState) -> None:
     assert await state.is_seen(state.idem_key("conversation", "c2"))
 
 
+async def test_concurrent_claims_of_one_key_have_one_winner(state: RedisState) -> None:
+    key = state.idem_key("conversation", "race")
+    results = await asyncio.gather(*(state.seen(key) for _ in range(20)))
+    assert results.count(False) == 1
+
+
 async def test_bump_groups_counts_each_rollout_once(state: RedisState) -> None:
     rs = [
         make_rollout(make_transcript(f"c{i}", task_key=f"t{i % 2}"), passed=i < 3, score=0.25 * i)

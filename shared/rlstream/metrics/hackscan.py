@@ -9,6 +9,7 @@ shuffles, so with many features one large correlation by chance is not named as 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from fnmatch import fnmatchcase
 
 import numpy as np
 import numpy.typing as npt
@@ -16,11 +17,18 @@ import numpy.typing as npt
 from rlstream.metrics.models import FeatureCorrelation, HackScan
 
 POOLED_BACKUP = 0.3
+#: a feature must be non-zero on at least this many scanned rows to be ranked
+MIN_OBS = 20
 MIN_MEDIAN_DISTINCT = 3
 SHUFFLES = 100
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
+
+
+def is_endorsed(name: str, endorsed: Sequence[str]) -> bool:
+    """Exact names or glob patterns (``tool:*``), as rewards declare them."""
+    return any(fnmatchcase(name, pattern) for pattern in endorsed)
 
 
 def _centre(values: FloatArray, gid: IntArray, counts: FloatArray) -> FloatArray:
@@ -83,7 +91,10 @@ def scan(
     rc = _centre(scores[:, None], gid, counts)[:, 0]
     xc = _centre(x, gid, counts)
     xnorm = np.sqrt((xc * xc).sum(axis=0))
-    usable = xnorm > 1e-12
+    # a feature seen on a handful of rows (a rare tool) correlates by chance and would
+    # only raise the floor for everything else
+    observed = np.count_nonzero(x, axis=0) >= min(MIN_OBS, gid.size)
+    usable = (xnorm > 1e-12) & observed
     pooled = _pooled(x, scores)
     if float(rc @ rc) <= 1e-18 or not usable.any():
         reason = "no within-group " + ("reward" if float(rc @ rc) <= 1e-18 else "feature")
@@ -107,7 +118,9 @@ def scan(
         perm = np.argsort(gidf + rng.random(gid.size), kind="stable")
         maxes[s] = float(np.max(np.abs(_corr(xct, xnorm, rc[perm]))))
     floor = float(np.percentile(maxes, 95))
-    return _verdict(base, used, rho, floor, names, pooled, set(endorsed), median_distinct)
+    sparse = tuple(n for n, o in zip(names, observed, strict=True) if not o)
+    base["skipped_sparse"] = sparse
+    return _verdict(base, used, rho, floor, names, pooled, tuple(endorsed), median_distinct)
 
 
 def _pooled(x: FloatArray, scores: FloatArray) -> FloatArray:
@@ -138,7 +151,7 @@ def _verdict(
     floor: float,
     names: list[str],
     pooled: FloatArray,
-    endorsed: set[str],
+    endorsed: tuple[str, ...],
     median_distinct: float,
 ) -> HackScan:
     pooled_by = {
@@ -150,7 +163,7 @@ def _verdict(
             within_rho=round(float(r), 6),
             pooled_rho=pooled_by[n],
             above_floor=bool(abs(r) > floor),
-            endorsed=n in endorsed,
+            endorsed=is_endorsed(n, endorsed),
         )
         for n, r in zip(used, rho, strict=True)
     ]

@@ -63,6 +63,8 @@ class HackScan(_Frozen):
     shuffles: int
     seed: int
     features: tuple[FeatureCorrelation, ...] = ()
+    #: features non-zero on too few rows to rank (see hackscan.MIN_OBS)
+    skipped_sparse: tuple[str, ...] = ()
     above_floor: tuple[str, ...] = ()
     pooled_flags: tuple[str, ...] = ()
     top_feature: str | None = None

@@ -114,3 +114,32 @@ def test_sampling_is_seeded_and_marked() -> None:
     b = acc.profile(scan_max_groups=20, seed=4).hack_scan
     assert a is not None and a == b and a.sampled and a.scanned_groups == 20
     assert a.top_feature == "reply_length"
+
+
+def _tool_hack_rows() -> list[RolloutRow]:
+    """Reward follows whether the refund tool was called; one rare tool on 5 rows."""
+    rng = random.Random(11)
+    rows = []
+    for g in range(40):
+        for i in range(6):
+            refund = rng.random() < 0.5
+            passed = refund if rng.random() < 0.9 else not refund
+            feats = {"reply_length": 100 + rng.random() * 50}
+            if refund:
+                feats["tool:refund"] = 1.0
+            if g * 6 + i < 5:
+                feats["tool:rare"] = 1.0
+            rows.append(
+                RolloutRow(f"g{g}-{i}", f"g{g:03d}", float(passed), passed, feats, g * 100 + i)
+            )
+    return rows
+
+
+def test_glob_endorsement_and_sparse_features() -> None:
+    plain = profile_rows(_tool_hack_rows()).hack_scan
+    assert plain is not None and plain.top_feature == "tool:refund" and plain.alarm
+    assert "tool:rare" in plain.skipped_sparse
+    assert all(f.name != "tool:rare" for f in plain.features)
+    globbed = profile_rows(_tool_hack_rows(), endorsed=("tool:*",)).hack_scan
+    assert globbed is not None and not globbed.alarm
+    assert globbed.features[0].endorsed

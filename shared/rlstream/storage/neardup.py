@@ -2,8 +2,9 @@
 
 A signature is split into ``bands`` equal bit-bands; each band value names a Redis set of
 item ids. Two signatures within Hamming distance ``bands - 1`` share at least one band
-(pigeonhole), so candidates come from a few set reads and the exact distance is checked
-in Python. Scoped (e.g. per agent and task key) so unrelated items never collide.
+(pigeonhole), so candidates come from a few set reads; a Lua script checks the exact
+distance and inserts in the same atomic step. Scoped (e.g. per agent) so unrelated items
+never collide. Like the counter script, it touches several keys: plain Redis, not Cluster.
 """
 
 from __future__ import annotations
@@ -34,6 +35,48 @@ def hamming(a: int, b: int) -> int:
     return ((a ^ b) & _MASK).bit_count()
 
 
+# Candidates from the band sets, exact Hamming distance on the stored signature, and
+# (when ARGV[5] == "1") the insert, all in one atomic step: two near-identical items added
+# at the same instant by two workers cannot miss each other. Signatures are stored as two
+# unsigned 32-bit halves ("hi lo") because Lua 5.1's bit library works on 32 bits.
+_FIND_ADD = """
+local function popcount(x)
+    local c = 0
+    while x ~= 0 do
+        x = bit.band(x, x - 1)
+        c = c + 1
+    end
+    return c
+end
+local hi, lo, lim = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local seen, out = {}, {}
+for i = 2, #KEYS do
+    for _, m in ipairs(redis.call('SMEMBERS', KEYS[i])) do
+        if not seen[m] and m ~= ARGV[1] then
+            seen[m] = true
+            local s = redis.call('HGET', KEYS[1], m)
+            if s then
+                local sp = string.find(s, ' ')
+                local d = popcount(bit.bxor(tonumber(string.sub(s, 1, sp - 1)), hi))
+                    + popcount(bit.bxor(tonumber(string.sub(s, sp + 1)), lo))
+                if d <= lim then
+                    table.insert(out, m)
+                    table.insert(out, d)
+                end
+            end
+        end
+    end
+end
+if ARGV[5] == '1' then
+    redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. ' ' .. ARGV[3])
+    for i = 2, #KEYS do
+        redis.call('SADD', KEYS[i], ARGV[1])
+    end
+end
+return out
+"""
+
+
 class NearDupIndex:
     def __init__(self, redis: Redis, namespace: str, *, bands: int = 4) -> None:
         if 64 % bands:
@@ -42,6 +85,7 @@ class NearDupIndex:
         self._prefix = f"{namespace}:nd:"
         self.bands = bands
         self._width = 64 // bands
+        self._script = redis.register_script(_FIND_ADD) if redis is not None else None
 
     def _band_keys(self, scope: str, signature: int) -> list[str]:
         mask = (1 << self._width) - 1
@@ -50,41 +94,32 @@ class NearDupIndex:
             for i in range(self.bands)
         ]
 
+    async def _run(
+        self, scope: str, item_id: str, signature: int, max_distance: int | None, add: bool
+    ) -> list[tuple[str, int]]:
+        limit = self.bands - 1 if max_distance is None else max_distance
+        if limit >= self.bands:
+            raise ValueError(f"max_distance must be < bands ({self.bands}) to be exhaustive")
+        assert self._script is not None
+        sig = signature & _MASK
+        raw = await self._script(
+            keys=[f"{self._prefix}{scope}:sig", *self._band_keys(scope, sig)],
+            args=[item_id, sig >> 32, sig & 0xFFFFFFFF, limit, "1" if add else "0"],
+        )
+        found = [(_s(raw[i]), int(raw[i + 1])) for i in range(0, len(raw), 2)]
+        return sorted(found, key=lambda f: (f[1], f[0]))
+
     async def query(
         self, scope: str, signature: int, *, max_distance: int | None = None
     ) -> list[tuple[str, int]]:
         """Indexed items within ``max_distance`` bits (default ``bands - 1``), nearest first."""
-        limit = self.bands - 1 if max_distance is None else max_distance
-        if limit >= self.bands:
-            raise ValueError(f"max_distance must be < bands ({self.bands}) to be exhaustive")
-        candidates = await self._redis.sunion(self._band_keys(scope, signature))  # type: ignore[misc]
-        if not candidates:
-            return []
-        ids = sorted(_s(c) for c in candidates)
-        sigs = await self._redis.hmget(f"{self._prefix}{scope}:sig", ids)  # type: ignore[misc]
-        found = [
-            (i, hamming(signature, int(_s(s))))
-            for i, s in zip(ids, sigs, strict=True)
-            if s is not None
-        ]
-        return sorted([f for f in found if f[1] <= limit], key=lambda f: (f[1], f[0]))
+        return await self._run(scope, "", signature, max_distance, add=False)
 
     async def add(
         self, scope: str, item_id: str, signature: int, *, max_distance: int | None = None
     ) -> list[tuple[str, int]]:
-        """Index the item; return the near duplicates that were indexed before it.
-
-        Not atomic across concurrent adders: two near-identical items added at the same
-        instant may miss each other (the curator's in-group dedupe catches that case).
-        """
-        near = [n for n in await self.query(scope, signature, max_distance=max_distance)]
-        near = [n for n in near if n[0] != item_id]
-        pipe = self._redis.pipeline(transaction=True)
-        pipe.hset(f"{self._prefix}{scope}:sig", item_id, str(signature & _MASK))
-        for key in self._band_keys(scope, signature):
-            pipe.sadd(key, item_id)
-        await pipe.execute()
-        return near
+        """Index the item; return the near duplicates indexed before it (atomically)."""
+        return await self._run(scope, item_id, signature, max_distance, add=True)
 
 
 def _s(value: bytes | str) -> str:

@@ -101,6 +101,16 @@ async def test_neardup_index_finds_near_and_ignores_far(state: RedisState) -> No
     flipped = base ^ 0b1001  # two bits away
     assert [i for i, _ in await state.neardup.query("s", flipped)] == ["base", "near"]
     assert await state.neardup.query("other-scope", base) == []
+    top = (1 << 63) | (1 << 40)  # high-half bits and the sign bit of a 32-bit half
+    await state.neardup.add("hi", "top", top)
+    assert await state.neardup.query("hi", top ^ (1 << 63) ^ 1) == [("top", 2)]
+    assert await state.neardup.query("hi", top ^ 0b111, max_distance=2) == []
+
+
+async def test_concurrent_near_duplicates_never_miss_each_other(state: RedisState) -> None:
+    sig = simhash64("please cancel my subscription before the next billing cycle")
+    found = await asyncio.gather(*(state.neardup.add("race", f"i{k}", sig) for k in range(8)))
+    assert sorted(len(f) for f in found) == list(range(8))  # each saw all earlier adds
 
 
 async def test_single_flight_lock_is_exclusive(state: RedisState) -> None:

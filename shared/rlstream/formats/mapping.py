@@ -45,6 +45,7 @@ class FieldMapping(BaseModel):
     outcome_field: str | None = None
     label_field: str | None = None
     model_field: str | None = None
+    agent_field: str | None = None
     system_field: str | None = None
     role_key: str = "role"
     content_key: str = "content"
@@ -124,6 +125,11 @@ def apply_mapping(record: Mapping[str, Any], m: FieldMapping) -> dict[str, Any]:
             value = get_path(record, field)
             if value is not None:
                 out[key] = value
+    if m.agent_field:
+        agent = get_path(record, m.agent_field)
+        if agent is not None:
+            out["agent"] = agent
+            rest = _without(rest, m.agent_field)
     if m.outcome_field:
         value = get_path(record, m.outcome_field)
         if value is not None:

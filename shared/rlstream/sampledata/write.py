@@ -76,6 +76,7 @@ mapping:
   id_field: session_id
   label_field: gold
   model_field: bot_model
+  agent_field: agent
   outcome_field: result
   role_key: speaker
   content_key: text

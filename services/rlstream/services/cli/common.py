@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -42,6 +43,11 @@ def friendly_errors(fn: Callable[P, R]) -> Callable[P, R]:
             return fn(*args, **kwargs)
         except (ConfigError, FileNotFoundError) as exc:
             console.print(f"[bold red]error:[/] {exc}")
+            raise typer.Exit(EXIT_USAGE) from None
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first.get("loc", ()))
+            console.print(f"[bold red]error:[/] invalid option {where}: {first.get('msg')}")
             raise typer.Exit(EXIT_USAGE) from None
         except TooManyRejectsError as exc:
             console.print(f"[bold red]error:[/] {exc}")

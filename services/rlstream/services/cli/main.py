@@ -1,24 +1,45 @@
-"""The ``rlstream`` command line: every stage of the loop over files."""
+"""The ``rlstream`` command line: every stage of the loop over files, plus the services."""
 
 from __future__ import annotations
 
 import typer
 
+from rlstream.services.cli import db, services_cmd
+from rlstream.services.cli.curate_cmd import curate_command
+from rlstream.services.cli.demo_cmd import demo
+from rlstream.services.cli.grade_cmd import grade
+from rlstream.services.cli.improve_cmd import improve_app
+from rlstream.services.cli.ingest_cmd import ingest
+from rlstream.services.cli.profile_cmd import profile
+from rlstream.services.cli.sample_cmd import sample
+
 app = typer.Typer(
     name="rlstream",
     help=(
         "Turn agents' production conversations into RL training data.\n\n"
-        "Quick start:  rlstream demo   (generates sample logs and runs the whole pipeline)"
+        "The loop, one command per stage (each reads the previous stage's file):\n\n"
+        "  rlstream ingest logs/*.jsonl --out transcripts.jsonl\n\n"
+        "  rlstream grade --in transcripts.jsonl --out scored.jsonl --reward customer_support\n\n"
+        "  rlstream profile --in scored.jsonl\n\n"
+        "  rlstream curate --in scored.jsonl --out dataset/\n\n"
+        "or all at once:  rlstream improve run --input logs/*.jsonl --reward gsm8k --output out/\n\n"
+        "New here?  rlstream demo   (sample logs in every format, then the whole pipeline)"
     ),
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode="rich",
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-
-@app.callback()
-def _root() -> None:
-    """rlstream: conversations in, gated RL datasets and models out."""
+app.command("ingest")(ingest)
+app.command("grade")(grade)
+app.command("profile")(profile)
+app.command("curate")(curate_command)
+app.add_typer(improve_app, name="improve")
+app.command("sample")(sample)
+app.command("demo")(demo)
+app.add_typer(db.app, name="db")
+app.add_typer(services_cmd.app, name="services")
 
 
 def run() -> None:

@@ -1,0 +1,50 @@
+"""``rlstream profile``: where does RL have signal in these graded rollouts?"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import typer
+
+from rlstream.jsonl import read_scored
+from rlstream.metrics import Profile, RolloutRow, profile_rows, render_profile
+from rlstream.services.cli.common import friendly_errors, out, progress, require_files
+
+EXAMPLES = """
+[bold]Examples[/]
+
+  rlstream profile --in scored.jsonl
+  rlstream profile --in scored.jsonl --json | jq .gradient_support
+
+Gradient support is the mean over groups (n ≥ 2) of p(1−p)/0.25: above 0.3 the set trains,
+below 0.05 it is flat. The unbiased form corrects small groups (× n/(n−1)).
+"""
+
+
+def profile_file(src: Path, *, k_max: int | None = None, endorsed: tuple[str, ...] = ()) -> Profile:
+    def rows() -> object:
+        with progress("profiling") as advance:
+            for s in read_scored(src):
+                advance(1)
+                yield RolloutRow.from_scored(s)
+
+    return profile_rows(rows(), k_max=k_max, endorsed=endorsed)  # type: ignore[arg-type]
+
+
+@friendly_errors
+def profile(
+    src: Path = typer.Option(..., "--in", help="graded rollouts JSONL from `rlstream grade`"),
+    as_json: bool = typer.Option(False, "--json", help="print the profile as JSON"),
+    k_max: int = typer.Option(None, "--k-max", help="largest k for pass@k [default: max n]"),
+) -> None:
+    """Gradient support, pass@k, headroom, a hack scan and a verdict for graded rollouts."""
+    require_files([src])
+    p = profile_file(src, k_max=k_max)
+    if as_json:
+        out.print_json(orjson.dumps(p.to_json_dict()).decode())
+    else:
+        out.print(render_profile(p))
+
+
+profile.__doc__ = (profile.__doc__ or "") + EXAMPLES

@@ -1,6 +1,11 @@
 """Metrics on graded groups: gradient support, pass@k, verdict, method, reward-hack scan."""
 
-from rlstream.metrics.accumulator import GroupCounts, ProfileAccumulator, profile_rows
+from rlstream.metrics.accumulator import (
+    GroupCounts,
+    ProfileAccumulator,
+    profile_rows,
+    profile_scored,
+)
 from rlstream.metrics.features import surface_features
 from rlstream.metrics.models import (
     Bootstrap,
@@ -31,6 +36,7 @@ __all__ = [
     "pass_at_k",
     "pass_hat_k",
     "profile_rows",
+    "profile_scored",
     "render_profile",
     "surface_features",
 ]

@@ -19,6 +19,7 @@ from rlstream.metrics.hackscan import scan
 from rlstream.metrics.models import HackScan, Profile
 from rlstream.metrics.profile import recommend, summarise, verdict
 from rlstream.metrics.rows import RolloutRow
+from rlstream.rewards.scored import ScoredRollout
 
 #: the hack scan looks at a seeded sample of at most this many graded groups
 SCAN_MAX_GROUPS = 20_000
@@ -180,4 +181,24 @@ def profile_rows(
     acc.extend(rows)
     return acc.profile(
         k_max=k_max, hack_scan=hack_scan, endorsed=endorsed, seed=seed, resamples=resamples
+    )
+
+
+def profile_scored(
+    rollouts: Iterable[ScoredRollout],
+    *,
+    k_max: int | None = None,
+    hack_scan: bool = True,
+    endorsed: Sequence[str] = (),
+    seed: int = 0,
+    resamples: int = 1000,
+) -> Profile:
+    """Profile graded rollouts directly (features and fingerprints taken from transcripts)."""
+    return profile_rows(
+        (RolloutRow.from_scored(s) for s in rollouts),
+        k_max=k_max,
+        hack_scan=hack_scan,
+        endorsed=endorsed,
+        seed=seed,
+        resamples=resamples,
     )

@@ -116,3 +116,32 @@ def test_row_from_scored_overlays_declared_features() -> None:
     assert row.features["right_tool"] == 1.0 and row.features["tool_calls"] == 7.0
     assert row.features["assistant_turns"] == 2.0
     assert isinstance(row.digest, int)
+
+
+def test_profile_scored_reads_transcripts() -> None:
+    from rlstream.metrics import profile_scored
+
+    rollouts = []
+    for g in range(3):
+        for i in range(4):
+            t = _agent(f"reply {'long ' * (i + 1)}", order=f"ORD{g}X{i}").with_updates(
+                task_key=f"task{g}", conversation_id=f"c{g}-{i}"
+            )
+            passed = i < 2
+            res = RewardResult(
+                reward="outcome", version="1", score=float(passed), passed=passed, threshold=0.5
+            )
+            rollouts.append(
+                ScoredRollout(
+                    rollout_id=f"r{g}-{i}",
+                    transcript=t,
+                    results=(res,),
+                    score=float(passed),
+                    passed=passed,
+                    reward_spec="o",
+                )
+            )
+    p = profile_scored(rollouts)
+    assert (p.groups, p.graded_groups, p.mixed_groups) == (3, 3, 3)
+    assert p.gradient_support == pytest.approx(1.0)
+    assert p.hack_scan is not None and p.hack_scan.median_distinct == 4.0

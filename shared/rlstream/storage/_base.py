@@ -42,5 +42,12 @@ class StoreBase:
     def pool(self) -> asyncpg.Pool:
         return self._pool
 
+    async def ping(self) -> bool:
+        """True when Postgres answers (for readiness probes)."""
+        try:
+            return bool(await self._pool.fetchval("SELECT 1"))
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+            return False
+
     async def close(self) -> None:
         await self._pool.close()

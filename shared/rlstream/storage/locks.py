@@ -7,6 +7,7 @@ never delete or prolong the lock that someone else has taken since.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
 import time
 from collections.abc import AsyncIterator
@@ -39,6 +40,7 @@ class Lock:
         self.key = key
         self.token = token
         self.ttl_ms = ttl_ms
+        self.lost = False
 
     async def release(self) -> bool:
         return bool(await self._redis.eval(_RELEASE, 1, self.key, self.token))  # type: ignore[misc]
@@ -68,12 +70,32 @@ class Locks:
             await asyncio.sleep(poll_s)
 
     @asynccontextmanager
-    async def hold(self, name: str, ttl_ms: int, *, wait_s: float = 0.0) -> AsyncIterator[Lock]:
-        """``async with locks.hold("release:agent"): ...``; raises LockBusyError if busy."""
+    async def hold(
+        self, name: str, ttl_ms: int, *, wait_s: float = 0.0, renew: bool = False
+    ) -> AsyncIterator[Lock]:
+        """``async with locks.hold("release:agent", 30_000): ...``; LockBusyError if busy.
+
+        With ``renew=True`` a background task extends the lock every ``ttl_ms / 3`` while
+        the body runs, so long work keeps it; if the lock is lost anyway (a stall longer
+        than the TTL) ``lock.lost`` turns True and the body can check it before committing.
+        """
         lock = await self.try_acquire(name, ttl_ms, wait_s=wait_s)
         if lock is None:
             raise LockBusyError(f"lock {name!r} is held by another worker")
+        renewer = asyncio.create_task(_renew(lock)) if renew else None
         try:
             yield lock
         finally:
+            if renewer is not None:
+                renewer.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await renewer
             await lock.release()
+
+
+async def _renew(lock: Lock) -> None:
+    while True:
+        await asyncio.sleep(lock.ttl_ms / 3000)
+        if not await lock.extend():
+            lock.lost = True
+            return

@@ -14,6 +14,7 @@ import hashlib
 from collections.abc import Sequence
 
 from redis.asyncio import Redis
+from redis.exceptions import RedisError
 
 from rlstream.rewards.scored import ScoredRollout
 from rlstream.storage.locks import Locks
@@ -65,6 +66,13 @@ class RedisState:
         cls, url: str, *, namespace: str = "rlstream", ttl_s: int = DEFAULT_TTL_S
     ) -> RedisState:
         return cls(Redis.from_url(url), namespace=namespace, ttl_s=ttl_s)
+
+    async def ping(self) -> bool:
+        """True when Redis answers (for readiness probes)."""
+        try:
+            return bool(await self.redis.ping())  # type: ignore[misc]
+        except (OSError, RedisError):
+            return False
 
     async def close(self) -> None:
         await self.redis.aclose()

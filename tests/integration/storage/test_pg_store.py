@@ -33,6 +33,7 @@ async def _count(store: Store, table: str) -> int:
 
 
 async def test_save_transcripts_returns_only_new_ids(store: Store) -> None:
+    assert await store.ping()
     ts = [make_transcript(f"c{i}") for i in range(5)]
     assert sorted(await store.save_transcripts(ts)) == [f"c{i}" for i in range(5)]
     more = [*ts[3:], make_transcript("c9"), make_transcript("c9")]

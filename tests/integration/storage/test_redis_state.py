@@ -141,3 +141,12 @@ async def test_expired_holder_cannot_release_or_extend_the_new_holder(state: Red
     await asyncio.sleep(0.1)
     await new.release()
     assert await waiter is not None
+
+
+async def test_renewed_lock_outlives_its_ttl(state: RedisState) -> None:
+    async with state.locks.hold("long", 150, renew=True) as lock:
+        await asyncio.sleep(0.5)  # > 3 TTLs
+        assert await state.locks.try_acquire("long", 1000) is None
+        assert not lock.lost
+    assert await state.redis.get(lock.key) is None
+    assert await state.ping()

@@ -95,12 +95,20 @@ def build(
             out[key] = jsonable(record[key])
 
     times: dict[str, Any] = {}
-    for key, given in (("started_at", started_at), ("ended_at", ended_at)):
-        raw = given if given is not None else record.get(key)
+    for key, given, aliases in (
+        ("started_at", started_at, ("started_at", "start_time", "created_at")),
+        ("ended_at", ended_at, ("ended_at", "end_time")),
+    ):
+        raw, src = given, key
+        if raw is None:
+            src = next((a for a in aliases if record.get(a) is not None), key)
+            raw = record.get(src)
         ts = parse_ts(raw)
         times[key] = ts
         if ts is None and raw is not None:
-            meta[key] = jsonable(raw)
+            meta[src] = jsonable(raw)
+        elif src != key and given is None:
+            meta.pop(src, None)
 
     strs: dict[str, str | None] = {}
     for key in ("agent", "agent_version", "policy_version"):

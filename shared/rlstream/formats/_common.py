@@ -135,21 +135,30 @@ def leftover(d: Mapping[str, Any], known: Iterable[str]) -> dict[str, JsonValue]
 
 
 def get_path(record: Any, path: str) -> Any:
-    """Value at a dotted path ("meta.conv_id", "runs.0.id"); None when any hop is missing."""
-    cur = record
-    for part in path.split("."):
-        if isinstance(cur, Mapping):
-            if part not in cur:
-                return None
-            cur = cur[part]
-        elif isinstance(cur, list) and part.lstrip("-").isdigit():
-            idx = int(part)
-            if not -len(cur) <= idx < len(cur):
-                return None
-            cur = cur[idx]
-        else:
-            return None
-    return cur
+    """Value at a dotted path ("meta.conv_id", "runs.0.id"); None when any hop is missing.
+
+    Keys that themselves contain dots (OpenTelemetry attribute names such as
+    ``attributes.gen_ai.conversation.id``) are matched greedily, longest key first.
+    """
+    return _walk(record, path.split("."))
+
+
+def _walk(cur: Any, parts: list[str]) -> Any:
+    if not parts:
+        return cur
+    if isinstance(cur, Mapping):
+        for n in range(len(parts), 0, -1):
+            key = ".".join(parts[:n])
+            if key in cur:
+                found = _walk(cur[key], parts[n:])
+                if found is not None:
+                    return found
+        return None
+    if isinstance(cur, list) and parts[0].lstrip("-").isdigit():
+        idx = int(parts[0])
+        if -len(cur) <= idx < len(cur):
+            return _walk(cur[idx], parts[1:])
+    return None
 
 
 # --- tool definitions: canonical shape is {"name", "description", "parameters", ...} -------

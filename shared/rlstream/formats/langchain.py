@@ -214,8 +214,6 @@ def parse_langchain(record: Mapping[str, Any]) -> Transcript:
     ):
         if run.get(key) is not None and key not in meta:
             meta["run_name" if key == "name" else key] = run[key]
-    if run.get("run_type") == "llm" and meta.get("run_type") == "llm":
-        meta.pop("run_type")
     if run is not record:
         meta["run_id"] = run.get("id")
         meta["other_runs"] = others

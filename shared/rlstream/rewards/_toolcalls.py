@@ -9,6 +9,7 @@ agents without native tool support emit. Arguments are canonicalised so ``"5"`` 
 from __future__ import annotations
 
 import re
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -189,6 +190,29 @@ def extract_calls(t: Transcript, types: dict[str, dict[str, str]] | None = None)
                 ca = canon_args(name, args, types)
                 out.append(Call(name, ca, call_key(name, ca), turn, False))
     return out
+
+
+_CALLS_CACHE: dict[tuple[int, int], tuple[weakref.ref[Transcript], list[Call]]] = {}
+DEPENDENT_CACHES.append(_CALLS_CACHE)
+
+
+def calls_of(t: Transcript, types: dict[str, dict[str, str]]) -> list[Call]:
+    """:func:`extract_calls`, remembered per live transcript object.
+
+    In a group every rollout's reference is built from the same peers; without this each
+    peer's calls would be re-extracted once per rollout (quadratic in the group size). The
+    entry is keyed by object identity and checked through a weak reference, so a new object
+    that reuses a freed id is never served a stale answer. Callers must not mutate the list.
+    """
+    key = (id(t), id(types))
+    hit = _CALLS_CACHE.get(key)
+    if hit is not None and hit[0]() is t:
+        return hit[1]
+    calls = extract_calls(t, types)
+    if len(_CALLS_CACHE) > 8192:
+        _CALLS_CACHE.clear()
+    _CALLS_CACHE[key] = (weakref.ref(t), calls)
+    return calls
 
 
 def is_free_text(value: Any) -> bool:

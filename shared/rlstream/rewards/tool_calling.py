@@ -26,8 +26,8 @@ from rlstream.rewards._toolcalls import (
     DEPENDENT_CACHES,
     Call,
     call_from_obj,
+    calls_of,
     canon_args,
-    extract_calls,
     is_free_text,
     schema_types,
 )
@@ -72,7 +72,7 @@ class ToolCallingReward:
                 return ref
         peers = [p for p in context.group if p.conversation_id != t.conversation_id]
         if peers:
-            return consensus([extract_calls(p, types) for p in peers])
+            return consensus([calls_of(p, types) for p in peers])
         raise MissingContextError(
             "tool_calling needs a reference: context.reference, a label with expected_calls, "
             "or passing peers in context.group (grade with grade_many to derive it)"
@@ -82,7 +82,7 @@ class ToolCallingReward:
     def __call__(self, transcript: Transcript, context: RewardContext) -> RewardResult:
         types = schema_types(transcript.tools)
         ref = self.reference(transcript, context, types)
-        calls = extract_calls(transcript, types)
+        calls = calls_of(transcript, types)
         reasons: list[str] = []
 
         declared = frozenset(types) if transcript.tools else frozenset()

@@ -128,14 +128,19 @@ def _rss_mb() -> float:
 def child(path: Path) -> None:
     """Runs in the fresh subprocess: ingest one file, print one JSON line."""
     from rlstream.ingest import ingest_paths
+    from rlstream.transcript import Transcript
 
     base = _rss_mb()
     t0, c0 = time.perf_counter(), time.process_time()
-    n = 0
-    for _ in ingest_paths([path]):
-        n += 1
+    n = rejects = 0
+    for item in ingest_paths([path]):
+        if isinstance(item, Transcript):
+            n += 1
+        else:
+            rejects += 1
     out = {
         "records": n,
+        "rejects": rejects,
         "base_mb": base,
         "peak_mb": _rss_mb(),
         "wall_s": time.perf_counter() - t0,
@@ -189,12 +194,14 @@ def main() -> None:
                 path = make_file(size, fmt, comp)
                 r = measure(path)
                 peaks.append(r["peak_mb"])
+                print(f"# {fmt}/{comp} {size} MB: {r}", file=sys.stderr, flush=True)
                 rows.append(
                     [
                         f"{fmt}/{comp}",
                         size,
                         round(path.stat().st_size / 1e6, 1),
                         int(r["records"]),
+                        int(r["rejects"]),
                         r["base_mb"],
                         r["peak_mb"],
                         r["peak_mb"] - r["base_mb"],
@@ -210,6 +217,7 @@ def main() -> None:
             "MB",
             "file MB",
             "records",
+            "rejects",
             "RSS after import MB",
             "peak RSS MB",
             "peak-import MB",

@@ -48,11 +48,14 @@ def dlq_keys(st: Stack) -> dict[str, str]:
     return out
 
 
-def dataset_duplicates(st: Stack, data_dir: Path) -> int:
+def dataset_duplicates(st: Stack, data_dir: Path) -> tuple[int, int]:
+    """(duplicates, manifests checked): per file and across datasets, from manifest.json."""
     dup = 0
+    manifests = 0
     owner: dict[str, str] = {}
     for mf in sorted(data_dir.glob("datasets/*/*/manifest.json")):
         m = json.loads(mf.read_text())
+        manifests += 1
         per_file: dict[str, Counter[str]] = {}
         ids: set[str] = set()
         for entry in m.get("lineage", []):
@@ -64,8 +67,12 @@ def dataset_duplicates(st: Stack, data_dir: Path) -> int:
             if rid in owner and owner[rid] != m["dataset_id"]:
                 dup += 1
             owner[rid] = m["dataset_id"]
-    rows = asyncio.run(q(st.dsn, "SELECT count(*) - count(DISTINCT rollout_id) FROM rollouts"))
-    return dup + int(rows[0][0])
+    # Postgres view: a rollout's dataset is one column, so compare it with the manifests
+    rows = asyncio.run(
+        q(st.dsn, "SELECT rollout_id, released_in FROM rollouts WHERE released_in IS NOT NULL")
+    )
+    dup += sum(1 for r in rows if owner.get(r[0], r[1]) != r[1])
+    return dup, manifests
 
 
 def main() -> None:
@@ -162,10 +169,10 @@ def main() -> None:
         scored = len(scored_ids & expected)
         dead = len((set(dlq) - scored_ids) & expected)
         lost = len(expected) - scored - dead
-        dup = dataset_duplicates(st, Path(st.workdir) / "data")
+        dup, manifests = dataset_duplicates(st, Path(st.workdir) / "data")
         datasets = asyncio.run(q(st.dsn, "SELECT count(*) FROM datasets"))[0][0]
         print(
-            f"chaos: kills={dict(kills)} datasets={datasets} dlq_reasons={dict(Counter(dlq.values()))}"
+            f"chaos: kills={dict(kills)} datasets={datasets} manifests_checked={manifests} dlq_reasons={dict(Counter(dlq.values()))}"
         )
         print(
             f"chaos: conversations={len(expected)} scored={scored} dlq={dead} lost={lost} duplicated={dup}"

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from rlstream.curation.dedupe import minhash, near_duplicates
 from rlstream.curation.options import CurateOptions
 from rlstream.errors import RlstreamError
-from rlstream.metrics import Method, Profile, ProfileAccumulator, RolloutRow
+from rlstream.metrics import Method, Profile, ProfileAccumulator, RolloutRow, endorsed_features
 from rlstream.metrics.features import (
     exact_fingerprint,
     fingerprint64,
@@ -103,6 +103,8 @@ class CurationResult(_Frozen):
     profile_after: Profile
     method: Method
     method_reason: str
+    #: what the hack scan treated as endorsed (options + the rewards' declarations)
+    endorsed: tuple[str, ...] = ()
     rejected: bool = False
     rejection_reason: str | None = None
 
@@ -230,6 +232,10 @@ def curate(
             continue
         groups[r.task_key].append(r)
     scan = opts.hack_scan != "off"
+    endorsed = tuple(opts.endorsed)
+    if opts.endorse_from_rewards:
+        names = {res.reward for r in items for res in r.results}
+        endorsed = tuple(sorted({*endorsed, *endorsed_features(names)}))
     before = ProfileAccumulator(keep_features=scan)
     clean: dict[str, list[tuple[ScoredRollout, RolloutRow]]] = {}
     for key in sorted(groups):
@@ -252,12 +258,8 @@ def curate(
         kept.append(KeptGroup(task_key=key, rollouts=tuple(r for r, _ in members)))
         for _, row in members:
             after.add(row)
-    p_before = before.profile(
-        k_max=opts.k_max, hack_scan=scan, endorsed=opts.endorsed, seed=opts.seed
-    )
-    p_after = after.profile(
-        k_max=opts.k_max, hack_scan=scan, endorsed=opts.endorsed, seed=opts.seed
-    )
+    p_before = before.profile(k_max=opts.k_max, hack_scan=scan, endorsed=endorsed, seed=opts.seed)
+    p_after = after.profile(k_max=opts.k_max, hack_scan=scan, endorsed=endorsed, seed=opts.seed)
     rejected, why = False, None
     if opts.hack_scan == "reject" and p_before.hack_scan is not None and p_before.hack_scan.alarm:
         rejected, why = True, "hack scan alarm: " + "; ".join(p_before.hack_scan.alarms)
@@ -273,6 +275,7 @@ def curate(
         profile_after=p_after,
         method=p_before.method,
         method_reason=p_before.method_reason,
+        endorsed=endorsed,
         rejected=rejected,
         rejection_reason=why,
     )

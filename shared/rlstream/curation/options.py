@@ -31,8 +31,10 @@ class CurateOptions(BaseModel):
     shingle_size: int = Field(default=3, ge=1, le=8)
     #: "reject" refuses to write a dataset when the hack scan raises an alarm
     hack_scan: Literal["report", "reject", "off"] = "report"
-    #: features the reward is meant to track (Reward.endorsed_features)
+    #: features the reward is meant to track, beyond what the rewards declare
     endorsed: tuple[str, ...] = ()
+    #: add each input reward's ``Reward.endorsed_features`` (looked up in the registry)
+    endorse_from_rewards: bool = True
     #: DPO pairs: longer completion / shorter completion must not exceed this
     dpo_max_length_ratio: float = Field(default=1.5, ge=1.0)
     k_max: int | None = Field(default=None, ge=1)

@@ -65,6 +65,7 @@ class Manifest(_Frozen):
     conflicting_rewards: tuple[Conflict, ...]
     profiles: dict[str, Profile]
     thresholds: CurateOptions
+    endorsed_features: tuple[str, ...]
     method: Method
     method_reason: str
     reward_versions: dict[str, tuple[str, ...]]
@@ -156,6 +157,7 @@ def write_dataset(result: CurationResult, out_dir: Path) -> Manifest:
         conflicting_rewards=result.conflicting_rewards,
         profiles={"before": result.profile_before, "after": result.profile_after},
         thresholds=result.options,
+        endorsed_features=result.endorsed,
         method=result.method,
         method_reason=result.method_reason,
         reward_versions={k: tuple(sorted(v)) for k, v in sorted(versions.items())},

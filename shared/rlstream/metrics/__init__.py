@@ -6,6 +6,7 @@ from rlstream.metrics.accumulator import (
     profile_rows,
     profile_scored,
 )
+from rlstream.metrics.endorse import endorsed_features
 from rlstream.metrics.features import surface_features
 from rlstream.metrics.models import (
     Bootstrap,
@@ -33,6 +34,7 @@ __all__ = [
     "ProfileAccumulator",
     "RolloutRow",
     "Verdict",
+    "endorsed_features",
     "pass_at_k",
     "pass_hat_k",
     "profile_rows",

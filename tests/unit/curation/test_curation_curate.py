@@ -145,3 +145,36 @@ def test_hack_scan_report_vs_reject() -> None:
     assert not endorsed.rejected
     off = curate(_length_hack(), CurateOptions(hack_scan="off"))
     assert off.profile_before.hack_scan is None
+
+
+def test_rewards_declared_endorsements_are_used() -> None:
+    from typing import ClassVar
+
+    from rlstream.rewards.registry import register, unregister
+
+    class LengthyReward:  # a reward that *means* to pay for long replies
+        name: ClassVar[str] = "outcome_lengthy"
+        version: ClassVar[str] = "1"
+        endorsed_features: ClassVar[tuple[str, ...]] = ("reply_*",)
+
+    rows = [
+        r.model_copy(
+            update={
+                "results": tuple(
+                    x.model_copy(update={"reward": "outcome_lengthy"}) for x in r.results
+                )
+            }
+        )
+        for r in _length_hack()
+    ]
+    register("outcome_lengthy", LengthyReward)
+    try:
+        res = curate(rows, CurateOptions(hack_scan="reject"))
+        assert res.endorsed == ("reply_*",) and not res.rejected
+        ignored = curate(rows, CurateOptions(hack_scan="reject", endorse_from_rewards=False))
+        assert ignored.rejected and ignored.endorsed == ()
+    finally:
+        unregister("outcome_lengthy")
+    assert curate(
+        rows, CurateOptions(hack_scan="reject")
+    ).rejected  # unknown reward: no endorsement

@@ -23,21 +23,33 @@ from rlstream.storage.records import GroupKey, GroupStats
 
 DEFAULT_TTL_S = 7 * 24 * 3600
 
-# KEYS: group hash, per-rollout marker, (agent, spec) index set
-# ARGV: passed (0/1), score, marker ttl, agent, reward_spec, task_key
+# One call counts a whole batch. Per rollout i (1-based), KEYS[3i-2..3i] = group hash,
+# per-rollout marker, (agent, spec) index set; ARGV[1] = marker TTL, then per rollout
+# ARGV[5i-3..5i+1] = passed (0/1), score, agent, reward_spec, task_key.
+# Returns, per rollout, n, passes, sum_score after it (as strings).
 _BUMP = """
-local applied = 0
-if redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[3]) then
-    redis.call('HINCRBY', KEYS[1], 'n', 1)
-    redis.call('HINCRBY', KEYS[1], 'passes', ARGV[1])
-    redis.call('HINCRBYFLOAT', KEYS[1], 'sum_score', ARGV[2])
-    redis.call('HSET', KEYS[1], 'agent', ARGV[4], 'reward_spec', ARGV[5], 'task_key', ARGV[6])
-    redis.call('SADD', KEYS[3], KEYS[1])
-    applied = 1
+local out = {}
+local ttl = ARGV[1]
+for i = 1, #KEYS / 3 do
+    local g, marker, index = KEYS[3 * i - 2], KEYS[3 * i - 1], KEYS[3 * i]
+    local a = 5 * i - 3
+    if redis.call('SET', marker, '1', 'NX', 'EX', ttl) then
+        redis.call('HINCRBY', g, 'n', 1)
+        redis.call('HINCRBY', g, 'passes', ARGV[a])
+        redis.call('HINCRBYFLOAT', g, 'sum_score', ARGV[a + 1])
+        redis.call('HSET', g, 'agent', ARGV[a + 2], 'reward_spec', ARGV[a + 3],
+                   'task_key', ARGV[a + 4])
+        redis.call('SADD', index, g)
+    end
+    local v = redis.call('HMGET', g, 'n', 'passes', 'sum_score')
+    table.insert(out, v[1])
+    table.insert(out, v[2])
+    table.insert(out, v[3])
 end
-local v = redis.call('HMGET', KEYS[1], 'n', 'passes', 'sum_score')
-return {applied, v[1], v[2], v[3]}
+return out
 """
+#: rollouts per script call: bounds how long one call holds Redis's single thread
+_BUMP_CHUNK = 500
 
 
 def _h(*parts: str) -> str:
@@ -118,26 +130,36 @@ class RedisState:
         marker (same TTL as idempotency keys) makes a repeat a no-op. Returns the counters
         after each rollout, in input order.
         """
-        pipe = self.redis.pipeline(transaction=False)
-        keys: list[GroupKey] = []
+        out: list[GroupStats] = []
+        for start in range(0, len(rollouts), _BUMP_CHUNK):
+            out += await self._bump_chunk(rollouts[start : start + _BUMP_CHUNK])
+        return out
+
+    async def _bump_chunk(self, rollouts: Sequence[ScoredRollout]) -> list[GroupStats]:
+        keys: list[str] = []
+        args: list[str | int] = [self.ttl_s]
+        groups: list[GroupKey] = []
+        cache: dict[tuple[str, str, str], tuple[GroupKey, str, str]] = {}
         for r in rollouts:
-            g = GroupKey(
-                agent=r.transcript.agent or "", reward_spec=r.reward_spec, task_key=r.task_key
-            )
-            keys.append(g)
-            await self._bump(
-                keys=[
-                    self._group_key(g),
-                    self._marker_key(r.rollout_id),
-                    self._index_key(g.agent, g.reward_spec),
-                ],
-                args=[int(r.passed), repr(r.score), self.ttl_s, *g.model_dump().values()],
-                client=pipe,
-            )
-        results = await pipe.execute()
+            parts = (r.transcript.agent or "", r.reward_spec, r.task_key)
+            if parts not in cache:
+                g = GroupKey(agent=parts[0], reward_spec=parts[1], task_key=parts[2])
+                cache[parts] = (g, self._group_key(g), self._index_key(parts[0], parts[1]))
+            g, gkey, ikey = cache[parts]
+            groups.append(g)
+            keys += [gkey, self._marker_key(r.rollout_id), ikey]
+            args += [int(r.passed), repr(r.score), *parts]
+        if not groups:
+            return []
+        raw = await self._bump(keys=keys, args=args)
         return [
-            GroupStats(key=g, n=int(res[1]), passes=int(res[2]), sum_score=float(res[3]))
-            for g, res in zip(keys, results, strict=True)
+            GroupStats(
+                key=g,
+                n=int(raw[3 * i]),
+                passes=int(raw[3 * i + 1]),
+                sum_score=float(raw[3 * i + 2]),
+            )
+            for i, g in enumerate(groups)
         ]
 
     async def get_group(self, key: GroupKey) -> GroupStats | None:

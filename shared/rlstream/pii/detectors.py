@@ -14,6 +14,7 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 Kind = Literal["EMAIL", "PHONE", "CARD", "IBAN", "SSN", "IP", "API_KEY", "TOKEN", "SECRET"]
@@ -55,6 +56,10 @@ class Detector:
     #: cheap pre-check: at least one of these must occur in the lower-cased text ("" = any
     #: digit, ":" pair = two colons); skips the regex on most text
     needs: tuple[str, ...] = ("",)
+    #: fewest digits a text must hold for this detector to possibly match
+    min_digits: int = 0
+    #: matches lie inside one digit cluster: search only there, not the whole text
+    windowed: bool = False
 
 
 def luhn_ok(digits: str) -> bool:
@@ -308,14 +313,24 @@ DETECTORS: tuple[Detector, ...] = (
         re.compile(r"(?<![\w])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?![\w])"),
         0,
         _iban,
+        min_digits=10,
+        windowed=True,
     ),
     Detector(
-        "CARD", 60, re.compile(r"(?<![\w.,-])\d(?:[ -]?\d){12,18}(?![\w]|[.,-]\d|[ -]\d)"), 0, _card
+        "CARD",
+        60,
+        re.compile(r"(?<![\w.,-])\d(?:[ -]?\d){12,18}(?![\w]|[.,-]\d|[ -]\d)"),
+        0,
+        _card,
+        min_digits=13,
+        windowed=True,
     ),
     Detector(
         "SSN",
         55,
         re.compile(r"(?<![\w-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\w-])"),
+        min_digits=9,
+        windowed=True,
     ),
     Detector(
         "SSN",
@@ -326,6 +341,7 @@ DETECTORS: tuple[Detector, ...] = (
         ),
         1,
         needs=("ssn", "social", "ss#"),
+        min_digits=9,
     ),
     Detector(
         "IP",
@@ -346,6 +362,8 @@ DETECTORS: tuple[Detector, ...] = (
         ),
         0,
         _ipv4,
+        min_digits=4,
+        windowed=True,
     ),
     Detector(
         "PHONE",
@@ -356,6 +374,8 @@ DETECTORS: tuple[Detector, ...] = (
         ),
         0,
         _phone_intl,
+        min_digits=8,
+        windowed=True,
     ),
     Detector(
         "PHONE",
@@ -363,6 +383,8 @@ DETECTORS: tuple[Detector, ...] = (
         re.compile(
             r"(?<![\w+.-])(?:1[ .-])?(?:\(\d{3}\) ?|\d{3}[ .-])\d{3}[ .-]\d{4}(?![\w-]|\.\d)"
         ),
+        min_digits=10,
+        windowed=True,
     ),
     Detector(
         "PHONE",
@@ -370,6 +392,8 @@ DETECTORS: tuple[Detector, ...] = (
         re.compile(r"(?<![\w+.-])(?<!\d[ .-])0\d{1,4}(?:[ .-]\d{2,6}){1,4}(?![\w]|[.-]\d)"),
         0,
         _phone_national,
+        min_digits=10,
+        windowed=True,
     ),
     Detector(
         "PHONE",
@@ -392,6 +416,7 @@ DETECTORS: tuple[Detector, ...] = (
             "contact",
             "reach",
         ),
+        min_digits=10,
     ),
 )
 
@@ -410,29 +435,76 @@ _BY_NEEDLE: dict[str, tuple[int, ...]] = {
 }
 
 
+_NO_DIGITS = str.maketrans("", "", "0123456789")
+_CACHE_MAX_LEN = 4096
+
+
 def find_spans(text: str) -> list[Span]:
-    """Non-overlapping PII spans in ``text``, left to right."""
-    found: list[Span] = []
+    """Non-overlapping PII spans in ``text``, left to right.
+
+    Results for short texts are cached: system prompts, tool-result templates and stock
+    replies repeat across conversations, so most of a stream's strings were seen before.
+    """
     if len(text) < 7:
-        return found
+        return []
+    if len(text) <= _CACHE_MAX_LEN:
+        return list(_find_cached(text))
+    return _find(text)
+
+
+@lru_cache(maxsize=16384)
+def _find_cached(text: str) -> tuple[Span, ...]:
+    return tuple(_find(text))
+
+
+#: a run of digits (and upper-case letters, for IBANs) with at most two separator chars
+#: between them; every windowed detector's match lies inside one such run
+_CLUSTER = re.compile(r"[+(]?(?:[A-Z]{2})?\d(?:[ ().\-/]{0,2}[0-9A-Z])*")
+
+
+def _scan(det: Detector, text: str, pos: int, endpos: int, found: list[Span]) -> None:
+    for m in det.pattern.finditer(text, pos, endpos):
+        start, end = m.span(det.group)
+        if start < 0:
+            continue
+        if det.validate is not None and not det.validate(m.group(det.group), text, start):
+            continue
+        found.append(Span(start, end, det.kind, det.priority))
+
+
+def _find(text: str) -> list[Span]:
+    found: list[Span] = []
     low = text.lower()
     present = [n for n in _NEEDLES if n in low]
+    digits = 0
     if _DIGIT.search(text) is not None:
         present.append("")
+        digits = len(text) - len(text.translate(_NO_DIGITS))
     if ":" in text and text.count(":") >= 2:
         present.append(":2")
     if not present:
         return found
-    enabled = sorted({i for n in present for i in _BY_NEEDLE[n]})
-    for i in enabled:
+    windowed: list[Detector] = []
+    for i in sorted({i for n in present for i in _BY_NEEDLE[n]}):
         det = DETECTORS[i]
-        for m in det.pattern.finditer(text):
-            start, end = m.span(det.group)
-            if start < 0:
+        if det.min_digits > digits:
+            continue
+        if det.windowed:
+            windowed.append(det)
+        else:
+            _scan(det, text, 0, len(text), found)
+    if windowed:
+        n = len(text)
+        for cm in _CLUSTER.finditer(text):
+            cluster = cm.group()
+            nd = len(cluster) - len(cluster.translate(_NO_DIGITS))
+            if nd < 4:
                 continue
-            if det.validate is not None and not det.validate(m.group(det.group), text, start):
-                continue
-            found.append(Span(start, end, det.kind, det.priority))
+            a, b = cm.span()
+            for det in windowed:
+                if det.min_digits <= nd:
+                    # lookbehinds see the text before ``a``; two chars after ``b`` feed lookaheads
+                    _scan(det, text, a, min(n, b + 2), found)
     if len(found) <= 1:
         return found
     found.sort(key=lambda s: (-s.priority, -s.length, s.start))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from pydantic import JsonValue
@@ -29,6 +30,19 @@ _KEY_HINTS: tuple[tuple[re.Pattern[str], Kind], ...] = (
     (re.compile(r"(?i)(?:^|_)ssn$|social_security"), "SSN"),
     (re.compile(r"(?i)(?:^|_)(?:card|card_number|cc|pan|cc_number)$"), "CARD"),
 )
+
+
+@lru_cache(maxsize=4096)
+def _key_kind(key: str) -> Kind | None:
+    """What a JSON key says its string value is (cached: key names repeat endlessly)."""
+    if PASSWORD_KEY.match(key):
+        return "SECRET"
+    if SECRET_KEY.match(key):
+        return "API_KEY"
+    for pattern, kind in _KEY_HINTS:
+        if pattern.search(key):
+            return kind
+    return None
 
 
 def _norm(kind: Kind, value: str) -> str:
@@ -75,25 +89,20 @@ class Redactor:
 
     def _keyed(self, key: str, s: str) -> str | None:
         """A string whose key says what it is (``"password": "..."``, ``"phone": "..."``)."""
-        if len(s) >= 4 and not s.startswith("<"):
-            if PASSWORD_KEY.match(key):
-                return self.placeholder("SECRET", s)
-            if SECRET_KEY.match(key) and len(s) >= 8:
-                return self.placeholder("API_KEY", s)
-        for pattern, kind in _KEY_HINTS:
-            if pattern.search(key):
-                digits = _NON_ALNUM.sub("", s)
-                if kind == "PHONE" and _PHONE_CHARS.match(s) and 7 <= len(digits) <= 15:
-                    return self.placeholder(kind, s)
-                if kind == "SSN" and len(digits) == 9 and digits.isdigit():
-                    return self.placeholder(kind, s)
-                if (
-                    kind == "CARD"
-                    and 13 <= len(digits) <= 19
-                    and digits.isdigit()
-                    and luhn_ok(digits)
-                ):
-                    return self.placeholder(kind, s)
+        kind = _key_kind(key)
+        if kind is None or s.startswith("<"):
+            return None
+        if kind == "SECRET":
+            return self.placeholder(kind, s) if len(s) >= 4 else None
+        if kind == "API_KEY":
+            return self.placeholder(kind, s) if len(s) >= 8 else None
+        digits = _NON_ALNUM.sub("", s)
+        if kind == "PHONE" and _PHONE_CHARS.match(s) and 7 <= len(digits) <= 15:
+            return self.placeholder(kind, s)
+        if kind == "SSN" and len(digits) == 9 and digits.isdigit():
+            return self.placeholder(kind, s)
+        if kind == "CARD" and 13 <= len(digits) <= 19 and digits.isdigit() and luhn_ok(digits):
+            return self.placeholder(kind, s)
         return None
 
     def value(self, v: Any, key: str | None = None) -> Any:

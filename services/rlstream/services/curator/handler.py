@@ -33,6 +33,17 @@ from rlstream.storage import DatasetRecord, LineageEdge, rollout_group
 log = logging.getLogger("rlstream.services.curator")
 
 Pair = tuple[str, str]  # (agent, reward_spec)
+_BUSY = object()
+
+
+async def _keep_alive(lock: Any) -> None:
+    """Extend the single-flight lock while a release runs. Its TTL is short, so a curator
+    killed mid-release blocks the next one for seconds, not minutes."""
+    while True:
+        await asyncio.sleep(lock.ttl_ms / 3000)
+        if not await lock.extend():
+            log.warning("release lock lost while sealing")
+            return
 
 
 class CuratorHandler:
@@ -100,12 +111,19 @@ class CuratorHandler:
                 continue
             self._last_check[pair] = now
             self.dirty.discard(pair)
-            ev = await self.maybe_release(*pair)
-            if ev is not None:
+            try:
+                ev = await self.maybe_release(*pair)
+            except BaseException:
+                self.dirty.add(pair)  # look again next round: nothing is forgotten
+                raise
+            if ev is _BUSY:
+                self.dirty.add(pair)
+            elif isinstance(ev, DatasetReleased):
                 out.append(ev)
         return out
 
-    async def maybe_release(self, agent: str, reward_spec: str) -> DatasetReleased | None:
+    async def maybe_release(self, agent: str, reward_spec: str) -> DatasetReleased | object | None:
+        """Release if the pool passes the policy; ``_BUSY`` if another worker holds the lock."""
         s = self.settings
         stats = pool_stats(await self.rt.store.group_stats(agent, reward_spec, pending_only=True))
         GRADIENT_SUPPORT.labels(agent, reward_spec).set(stats.gradient_support)
@@ -126,11 +144,14 @@ class CuratorHandler:
             lock = await redis.locks.try_acquire(name, s.release_lock_ttl_ms)
             if lock is None:
                 log.info("release already in flight elsewhere", extra={"agent": agent})
-                return None
+                return _BUSY
+        keeper = asyncio.create_task(_keep_alive(lock)) if lock is not None else None
         try:
             async with self._local_lock:
                 return await self._release(agent, reward_spec)
         finally:
+            if keeper is not None:
+                keeper.cancel()
             if lock is not None:
                 await lock.release()
 

@@ -16,6 +16,7 @@ if stamp_ok helm "$h" && "$CACHE/bin/helm" version --short >/dev/null 2>&1; then
   exit 0
 fi
 with_lock helm
+if stamp_ok helm "$h" && "$CACHE/bin/helm" version --short >/dev/null 2>&1; then exit 0; fi
 t="$(now)"
 tmpbin="$CACHE/go/helm-bin.tmp"
 rm -rf "$tmpbin" && mkdir -p "$tmpbin"

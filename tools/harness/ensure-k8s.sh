@@ -77,10 +77,15 @@ GO
   timing "build kube-apiserver $K8S_VERSION" "$t"
 }
 
-with_lock k8s
-t0="$(now)"
-build_etcd
-build_apiserver
+warm() {
+  stamp_ok etcd "$(stamp_hash etcd "$ETCD_VERSION" 2)" && "$CACHE/bin/etcd" --version >/dev/null 2>&1 &&
+    stamp_ok kube-apiserver "$(stamp_hash apiserver "$K8S_VERSION" "$STAGING_VERSION" "$LDF" 2)" &&
+    "$CACHE/bin/kube-apiserver" --version >/dev/null 2>&1
+}
+if ! warm; then
+  with_lock k8s  # another run may be building: wait for it, then re-check inside each step
+  build_etcd
+  build_apiserver
+fi
 "$CACHE/bin/etcd" --version | head -1
 "$CACHE/bin/kube-apiserver" --version
-timing "ensure-k8s" "$t0"

@@ -109,11 +109,18 @@ def apply_mapping(record: Mapping[str, Any], m: FieldMapping) -> dict[str, Any]:
     if not isinstance(messages, list):
         raise SchemaViolation(f"mapping: no message list at {m.messages_field!r}")
     rest = _without(record, m.messages_field)
-    out: dict[str, Any] = {"messages": [_rename(x, m) for x in messages]}
+    out: dict[str, Any]
+    if m.message_format == "sharegpt":
+        out = {"conversations": list(messages)}  # ShareGPT turns keep their own from/value
+    else:
+        out = {"messages": [_rename(x, m) for x in messages]}
     if m.system_field:
         system = get_path(record, m.system_field)
         if isinstance(system, str):
-            out["messages"].insert(0, {"role": "system", "content": system})
+            if "messages" in out:
+                out["messages"].insert(0, {"role": "system", "content": system})
+            else:
+                out["system"] = system
             rest = _without(rest, m.system_field)
     if m.id_field:
         cid = get_path(record, m.id_field)

@@ -252,7 +252,9 @@ def parse_otel(record: Mapping[str, Any]) -> Transcript:
     meta: dict[str, Any] = {}
     if spans is not None:
         scored = [
-            (len(_span_messages(s)[0]), i) for i, s in enumerate(spans) if isinstance(s, Mapping)
+            (len(_span_messages(s)[0]) + len(_events(s.get("events"))[0]), i)
+            for i, s in enumerate(spans)
+            if isinstance(s, Mapping)
         ]
         if not scored or max(scored)[0] == 0:
             raise SchemaViolation("no span with gen_ai messages")

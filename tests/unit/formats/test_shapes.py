@@ -1,0 +1,218 @@
+"""Less common shapes each parser accepts, and the errors it raises on bad input."""
+
+from __future__ import annotations
+
+import pytest
+
+from rlstream.errors import ConfigError, SchemaViolation, UnknownFormatError
+from rlstream.formats import FieldMapping, detect_format, parse_record, to_format
+from rlstream.formats._common import get_path
+
+pytestmark = pytest.mark.unit
+
+
+def test_openai_chat_completion_choices_are_appended() -> None:
+    rec = {
+        "id": "x",
+        "messages": [{"role": "user", "content": "hi"}],
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": "hello"},
+            }
+        ],
+    }
+    t = parse_record(rec)
+    assert [m.role for m in t.messages] == ["user", "assistant"]
+    assert t.metadata["choices"] == [{"index": 0, "finish_reason": "stop"}]
+
+
+def test_openai_unparseable_arguments_are_kept_raw() -> None:
+    rec = {
+        "messages": [
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "f", "arguments": "{oops"},
+                    }
+                ],
+            }
+        ]
+    }
+    call = parse_record(rec).messages[0].tool_calls[0]
+    assert (call.arguments, call.raw_arguments) == ("{oops", "{oops")
+    assert (
+        to_format(parse_record(rec), "openai")["messages"][0]["tool_calls"][0]["function"][
+            "arguments"
+        ]
+        == "{oops"
+    )
+
+
+def test_openai_legacy_function_call_round_trips_in_its_own_shape() -> None:
+    rec = {
+        "messages": [
+            {
+                "role": "assistant",
+                "content": None,
+                "function_call": {"name": "f", "arguments": "{}"},
+            },
+            {"role": "function", "name": "f", "content": "ok"},
+        ]
+    }
+    t = parse_record(rec)
+    assert t.messages[1].role == "tool" and t.messages[1].name == "f"
+    out = to_format(t, "openai")["messages"]
+    assert out[0]["function_call"] == {"name": "f", "arguments": "{}"}
+    assert out[1]["role"] == "function"
+
+
+def test_anthropic_response_pair_and_multiple_results() -> None:
+    rec = {
+        "system": "sys",
+        "messages": [
+            {"role": "user", "content": "do two things"},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": "a", "name": "f", "input": {}},
+                    {"type": "tool_use", "id": "b", "name": "g", "input": {"x": 1}},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "a", "content": "A"},
+                    {"type": "tool_result", "tool_use_id": "b", "content": "B", "is_error": True},
+                    {"type": "text", "text": "and now?"},
+                ],
+            },
+        ],
+        "response": {
+            "type": "message",
+            "id": "msg_1",
+            "role": "assistant",
+            "content": [{"type": "text", "text": "done"}],
+            "stop_reason": "end_turn",
+        },
+    }
+    assert detect_format(rec) == "anthropic"
+    t = parse_record(rec)
+    assert [(m.role, m.tool_call_id, m.name, m.is_error) for m in t.messages[3:5]] == [
+        ("tool", "a", "f", False),
+        ("tool", "b", "g", True),
+    ]
+    assert t.messages[5].content == "and now?"
+    assert t.messages[6].content == "done" and t.messages[6].extra["stop_reason"] == "end_turn"
+
+
+def test_sharegpt_parallel_calls_merge_and_unknown_speaker_fails() -> None:
+    rec = {
+        "conversations": [
+            {"from": "human", "value": "q"},
+            {"from": "gpt", "value": "calling"},
+            {"from": "function_call", "value": '{"name": "a", "arguments": "{\\"k\\": 1}"}'},
+            {"from": "function_call", "value": '{"name": "b", "arguments": {}}'},
+            {"from": "observation", "value": "r1"},
+        ]
+    }
+    t = parse_record(rec)
+    assert [c.name for c in t.messages[1].tool_calls] == ["a", "b"]
+    assert t.messages[1].content == "calling"
+    assert t.messages[1].tool_calls[0].arguments == {"k": 1}
+    assert t.messages[2].name == "b"
+    with pytest.raises(SchemaViolation):
+        parse_record({"conversations": [{"from": "narrator", "value": "x"}]})
+
+
+def test_langchain_messages_to_dict_and_tuples() -> None:
+    rec = {
+        "run_type": "llm",
+        "id": "r1",
+        "inputs": {
+            "messages": [
+                {"type": "human", "data": {"content": "hi"}},
+                ["ai", "yo"],
+                {"role": "user", "content": "and?"},
+            ]
+        },
+        "outputs": {"generations": [[{"text": "fine"}]]},
+    }
+    t = parse_record(rec)
+    assert [(m.role, m.content) for m in t.messages] == [
+        ("user", "hi"),
+        ("assistant", "yo"),
+        ("user", "and?"),
+        ("assistant", "fine"),
+    ]
+    assert t.conversation_id == "r1"
+
+
+def test_otel_events_and_otlp_export() -> None:
+    span = {
+        "traceId": "t1",
+        "spanId": "s1",
+        "attributes": [
+            {"key": "gen_ai.request.model", "value": {"stringValue": "m"}},
+            {"key": "gen_ai.system", "value": {"stringValue": "openai"}},
+        ],
+        "events": [
+            {
+                "name": "gen_ai.user.message",
+                "attributes": [{"key": "content", "value": {"stringValue": "hi"}}],
+            },
+            {
+                "name": "gen_ai.choice",
+                "body": {"message": {"content": "hello"}, "finish_reason": "stop"},
+            },
+            {"name": "exception", "attributes": {"exception.type": "X"}},
+        ],
+    }
+    export = {
+        "resourceSpans": [
+            {
+                "resource": {},
+                "scopeSpans": [{"spans": [{"spanId": "other", "attributes": []}, span]}],
+            }
+        ]
+    }
+    assert detect_format(export) == "otel"
+    t = parse_record(export)
+    assert [(m.role, m.content) for m in t.messages] == [("user", "hi"), ("assistant", "hello")]
+    assert t.model == "m" and t.conversation_id == "s1"
+    assert t.metadata["events"] == [{"name": "exception", "attributes": {"exception.type": "X"}}]
+    assert t.metadata["other_spans"] == [{"spanId": "other", "attributes": []}]
+
+
+def test_detect_rejects_unknown_shapes() -> None:
+    with pytest.raises(UnknownFormatError):
+        detect_format({"text": "hello"})
+    with pytest.raises(UnknownFormatError):
+        parse_record(["not", "a", "dict"])
+    with pytest.raises(UnknownFormatError):
+        parse_record({"messages": []}, fmt="nope")
+    with pytest.raises(ConfigError):
+        to_format(parse_record({"messages": []}), "nope")
+
+
+def test_mapping_message_format_and_missing_fields() -> None:
+    m = FieldMapping(
+        messages_field="data.turns", message_format="sharegpt", role_key="from", content_key="value"
+    )
+    t = parse_record({"data": {"turns": [{"from": "human", "value": "hi"}]}}, mapping=m)
+    assert t.messages[0].role == "user"
+    with pytest.raises(SchemaViolation):
+        parse_record({"data": {}}, mapping=m)
+    with pytest.raises(SchemaViolation):
+        parse_record({"messages": []}, mapping=FieldMapping(id_field="meta.id"))
+
+
+def test_get_path_handles_lists_and_dotted_keys() -> None:
+    rec = {"a": [{"b": 1}], "attributes": {"gen_ai.conversation.id": "c"}}
+    assert get_path(rec, "a.0.b") == 1
+    assert get_path(rec, "attributes.gen_ai.conversation.id") == "c"
+    assert get_path(rec, "a.5.b") is None and get_path(rec, "x.y") is None

@@ -14,7 +14,7 @@ import time
 from collections import Counter
 
 from rlstream.pii.detectors import KINDS, find_spans
-from rlstream.pii.synth import Example, generate
+from rlstream.pii.synth import Example, generate, generate_heldout
 
 
 def evaluate(examples: list[Example]) -> dict[str, dict[str, float]]:
@@ -64,21 +64,27 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--show-errors", type=int, default=0)
     args = ap.parse_args()
-    examples = list(generate(args.per_kind, args.negatives, args.seed))
-    t0 = time.perf_counter()
-    report = evaluate(examples)
-    dt = time.perf_counter() - t0
-    print(f"{'type':<8} {'recall':>8} {'precision':>10} {'gold':>7} {'pred':>7}")
-    for kind, m in report.items():
-        print(
-            f"{kind:<8} {m['recall']:>8.4f} {m['precision']:>10.4f} {int(m['gold']):>7} {int(m['predicted']):>7}"
-        )
-    chars = sum(len(e.text) for e in examples)
-    print(
-        f"{len(examples)} sentences, {chars / 1e6:.2f} MB scanned in {dt:.2f}s ({chars / dt / 1e6:.1f} MB/s)"
-    )
-    for line in misses(examples, args.show_errors):
-        print("ERR", line)
+    sets = {
+        "main (templates the detectors were developed against)": list(
+            generate(args.per_kind, args.negatives, args.seed)
+        ),
+        "held-out (formats written after tuning, never tuned on)": list(
+            generate_heldout(args.per_kind * 3, args.negatives, args.seed + 1)
+        ),
+    }
+    for title, examples in sets.items():
+        t0 = time.perf_counter()
+        report = evaluate(examples)
+        dt = time.perf_counter() - t0
+        print(f"== {title}")
+        print(f"{'type':<8} {'recall':>8} {'precision':>10} {'gold':>7} {'pred':>7}")
+        for kind, m in report.items():
+            r, p = m["recall"], m["precision"]
+            print(f"{kind:<8} {r:>8.4f} {p:>10.4f} {int(m['gold']):>7} {int(m['predicted']):>7}")
+        chars = sum(len(e.text) for e in examples)
+        print(f"{len(examples)} sentences, {chars / 1e6:.2f} MB in {dt:.2f}s")
+        for line in misses(examples, args.show_errors):
+            print("ERR", line)
 
 
 if __name__ == "__main__":

@@ -92,7 +92,9 @@ _NEG_ID_CONTEXT = re.compile(
     r"(?:order|tracking|invoice|ref(?:erence)?|confirmation|booking|ticket|case|shipment|"
     r"parcel|serial|sku|account|acct|isbn|item|id|no\.?|number|#)\W{0,3}$"
 )
-_CARD_CONTEXT = re.compile(r"(?:card|visa|mastercard|amex|discover|credit|debit|cc|pan)\b")
+_CARD_CONTEXT = re.compile(
+    r"\b(?:card|visa|mastercard|amex|discover|credit|debit|cc|pan)(?:\s*(?:number|no\.?|#))?\b"
+)
 
 
 def _card(value: str, text: str, start: int) -> bool:
@@ -101,7 +103,11 @@ def _card(value: str, text: str, start: int) -> bool:
         return False
     if digits == value:  # a bare digit run: refuse when the words before call it an id
         before = text[max(0, start - 30) : start].lower()
-        return not (_NEG_ID_CONTEXT.search(before) and not _CARD_CONTEXT.search(before))
+        if _NEG_ID_CONTEXT.search(before):
+            # the id cue ends the window; a card cue wins only when it is the last word
+            cues = list(_CARD_CONTEXT.finditer(before))
+            return bool(cues) and cues[-1].end() >= len(before.rstrip(" :#.-"))
+        return True
     groups = tuple(len(g) for g in re.split(r"[ -]", value))
     return groups in _CARD_GROUPS
 
@@ -120,6 +126,8 @@ _IBAN_LEN = {
 
 def iban_ok(value: str) -> bool:
     s = value.replace(" ", "").upper()
+    if s[2:4] in ("00", "01", "99"):
+        return False  # ISO 13616 check digits run 02..98
     expected = _IBAN_LEN.get(s[:2])
     if expected is not None and len(s) != expected:
         return False
@@ -159,13 +167,23 @@ def _digits(value: str) -> int:
     return sum(ch.isdigit() for ch in value)
 
 
+def _id_context(text: str, start: int) -> bool:
+    """The words just before call the number an id (order, invoice, ticket ...)."""
+    return _NEG_ID_CONTEXT.search(text[max(0, start - 30) : start].lower()) is not None
+
+
 def _phone_intl(value: str, text: str, start: int) -> bool:
     n = _digits(value)
-    return (10 if value.startswith("00") else 8) <= n <= (17 if value.startswith("00") else 15)
+    if value.startswith("00"):
+        return 10 <= n <= 17 and not _id_context(text, start)
+    return 8 <= n <= 15
 
 
 def _phone_national(value: str, text: str, start: int) -> bool:
-    return 10 <= _digits(value) <= 11
+    return 10 <= _digits(value) <= 11 and not _id_context(text, start)
+
+
+_HEX = frozenset("0123456789abcdefABCDEF")
 
 
 def _entropy(value: str) -> float:
@@ -180,7 +198,10 @@ def looks_random(value: str) -> bool:
     """A generic secret value: long, mixed letters and digits, high entropy."""
     has_digit = any(c.isdigit() for c in value)
     has_alpha = any(c.isalpha() for c in value)
-    return len(value) >= 16 and has_digit and has_alpha and _entropy(value) >= 3.2
+    if len(value) < 16 or not has_digit or not has_alpha:
+        return False
+    # hex has at most 4 bits per char, so random hex reads lower than base62/base64
+    return _entropy(value) >= (2.8 if all(c in _HEX for c in value) else 3.2)
 
 
 def _generic_key(value: str, text: str, start: int) -> bool:
@@ -200,8 +221,9 @@ def _password(value: str, text: str, start: int) -> bool:
 
 
 _SECRET_KEY_NAMES = (
-    r"api[_-]?key|apikey|secret(?:[_-]?key)?|access[_-]?key(?:[_-]?id)?|auth[_-]?token|"
-    r"access[_-]?token|refresh[_-]?token|client[_-]?secret|private[_-]?key|x-api-key|token"
+    r"(?:[a-z0-9]+[_-])*(?:api[_-]?key|apikey|secret(?:[_-]?(?:access[_-]?)?key)?|"
+    r"access[_-]?key(?:[_-]?id)?|auth[_-]?token|access[_-]?token|refresh[_-]?token|"
+    r"client[_-]?secret|private[_-]?key|token)"
 )
 
 # Priority: higher wins when spans overlap (then the longer span).
@@ -389,7 +411,9 @@ DETECTORS: tuple[Detector, ...] = (
     Detector(
         "PHONE",
         38,
-        re.compile(r"(?<![\w+.-])(?<!\d[ .-])0\d{1,4}(?:[ .-]\d{2,6}){1,4}(?![\w]|[.-]\d)"),
+        re.compile(
+            r"(?<![\w+.-])(?<!\d[ .-])(?:0\d{1,4}|\(0\d{1,4}\))(?:[ .-]\d{2,6}){1,4}(?![\w]|[.-]\d)"
+        ),
         0,
         _phone_national,
         min_digits=10,

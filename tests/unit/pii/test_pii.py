@@ -6,7 +6,7 @@ import pytest
 
 from rlstream.pii import Redactor, find_spans, redact_text, redact_transcript
 from rlstream.pii.detectors import iban_ok, luhn_ok
-from rlstream.pii.synth import generate, make_iban
+from rlstream.pii.synth import generate, generate_heldout, make_iban
 from rlstream.transcript.model import Message, ToolCall, Transcript
 
 pytestmark = pytest.mark.unit
@@ -140,8 +140,12 @@ def test_redact_transcript_covers_every_slot() -> None:
     assert out.conversation_id == "c1"
 
 
-def test_recall_and_precision_targets_on_generated_set() -> None:
-    examples = list(generate(n_per_kind=300, n_negative=600, seed=7))
+@pytest.mark.parametrize("which", ["main", "heldout"])
+def test_recall_and_precision_targets_on_generated_set(which: str) -> None:
+    if which == "heldout":
+        examples = list(generate_heldout(n=900, n_negative=600, seed=7))
+    else:
+        examples = list(generate(n_per_kind=300, n_negative=600, seed=7))
     tp = gold = pred = 0
     for ex in examples:
         g = set(ex.spans)
@@ -149,6 +153,6 @@ def test_recall_and_precision_targets_on_generated_set() -> None:
         tp += len(g & p)
         gold += len(g)
         pred += len(p)
-    assert gold == 300 * 9
+    assert gold == 300 * 9 if which == "main" else gold == 900
     assert tp / gold >= 0.99
     assert tp / pred >= 0.98

@@ -11,7 +11,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from rlstream.errors import InputError, TooManyRejectsError
+import orjson
+
+from rlstream.errors import InputError, MessageTooLarge, ParseError, TooManyRejectsError
 from rlstream.formats import parse_record
 from rlstream.formats._common import dumps
 from rlstream.ingest.models import IngestOptions, IngestSummary, Reject
@@ -51,6 +53,17 @@ class Ingestor:
         if source is not None:
             t = t.model_copy(update={"source": source})
         return t
+
+    def process_bytes(self, data: bytes, source: SourceRef | None = None) -> Transcript:
+        """A raw message body (a Kafka value) -> Transcript; size and JSON checked first."""
+        limit = self.options.max_record_bytes
+        if limit is not None and len(data) > limit:
+            raise MessageTooLarge(f"record of {len(data)} bytes exceeds the {limit}-byte limit")
+        try:
+            record = orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            raise ParseError(f"invalid JSON: {exc}") from exc
+        return self.process(record, source)
 
 
 def _excerpt(record: Any) -> str:

@@ -184,3 +184,14 @@ def test_json_array_streams_in_bounded_memory(tmp_path: Path) -> None:
     tracemalloc.stop()
     assert count == n
     assert peak < size / 4, (peak, size)
+
+
+def test_process_bytes_checks_size_and_json() -> None:
+    from rlstream.errors import MessageTooLarge, ParseError
+
+    ing = Ingestor(IngestOptions(max_record_bytes=500))
+    assert ing.process_bytes(orjson.dumps(_rec(1))).conversation_id == "conv-1"
+    with pytest.raises(ParseError):
+        ing.process_bytes(b"{nope")
+    with pytest.raises(MessageTooLarge):
+        ing.process_bytes(orjson.dumps(_rec(1, blob="x" * 600)))

@@ -144,9 +144,10 @@ class IngestRun(Iterator[Transcript | Reject]):
                     out = self._handle(item)
                     if out is not None:
                         yield out
-                    if self.on_progress is not None and s.read % PROGRESS_EVERY == 0:
+                    if s.read % PROGRESS_EVERY == 0:
                         s.bytes_read = done_bytes + reader.position()
-                        self.on_progress(s)
+                        if self.on_progress is not None:
+                            self.on_progress(s)
             except OSError as exc:
                 src = SourceRef(kind="file", file=path)
                 yield self._reject(src, "unreadable_file", str(exc), "")

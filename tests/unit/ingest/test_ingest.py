@@ -195,3 +195,21 @@ def test_process_bytes_checks_size_and_json() -> None:
         ing.process_bytes(b"{nope")
     with pytest.raises(MessageTooLarge):
         ing.process_bytes(orjson.dumps(_rec(1, blob="x" * 600)))
+
+
+def test_progress_reports_bytes_while_reading(tmp_path: Path) -> None:
+    from rlstream.ingest import ingestor
+
+    p = _jsonl(tmp_path / "p.jsonl", [_rec(i) for i in range(2500)])
+    seen: list[int] = []
+    run = ingest_paths(
+        [p], IngestOptions(redact=False), on_progress=lambda s: seen.append(s.bytes_read)
+    )
+    mid: list[int] = []
+    for n, _ in enumerate(run, start=1):
+        if n == ingestor.PROGRESS_EVERY + 1:
+            mid.append(run.summary.bytes_read)
+    size = p.stat().st_size
+    assert 0 < mid[0] <= size  # the CLI's byte progress moves before the file ends
+    assert seen[-1] == size == run.summary.bytes_read == run.summary.bytes_total
+    assert seen == sorted(seen) and len(seen) >= 3

@@ -69,6 +69,7 @@ class _State:
     rundir: Path | None = None
     gpu_exempt: set[str] = set()  # noqa: RUF012
     skipped: dict[str, str] = {}  # noqa: RUF012
+    failed_tiers: set[str] = set()  # noqa: RUF012
     ran = 0
     failed = False
     ci_problems: list[str] = []  # noqa: RUF012
@@ -128,6 +129,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_collection_finish(session: pytest.Session) -> None:
     if S.servers is None or session.config.option.collectonly:
         return
+    if session.testsfailed and not session.config.option.continue_on_collection_errors:
+        return  # collection errors: no test will run, don't boot anything
     needed: set[str] = set()
     for item in session.items:
         needed |= _tiers_of(item)
@@ -137,6 +140,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if report.failed:
         S.failed = True
+        S.failed_tiers |= {t for t in TIER_FIXTURES if t in report.keywords}
     if report.skipped and not hasattr(report, "wasxfail"):
         reason = (
             str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else str(report.longrepr)
@@ -175,8 +179,10 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int) -> None:
         tr.write_line(f"[harness] {len(exempt)} gpu test(s) skipped: {NO_GPU_REASON}")
     for p in S.ci_problems:
         tr.write_line(f"[harness] CI FAILURE: {p}", red=True)
-    if (S.failed or exitstatus not in (0, 5)) and S.servers is not None and S.servers.started():
-        for tier, obj in S.servers.started().items():
+    started = S.servers.started() if S.servers is not None else {}
+    dump = {t: o for t, o in started.items() if t in S.failed_tiers}
+    if dump:
+        for tier, obj in dump.items():
             for attr in ("log_path", "etcd_log_path"):
                 path = getattr(obj, attr, None)
                 if path is not None:

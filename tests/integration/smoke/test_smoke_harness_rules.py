@@ -80,3 +80,28 @@ def test_zero_tests_fails_ci(inner: pytest.Pytester, monkeypatch: pytest.MonkeyP
     res = _run(inner)
     assert res.ret != 0
     res.stdout.fnmatch_lines(["*CI FAILURE*no test ran*"])
+
+
+@pytest.mark.redis
+def test_failure_dumps_server_log_and_stops_server(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTHONPATH", str(TESTS_DIR))
+    pytester.makeini("[pytest]\nmarkers =\n    redis: redis\n")
+    pytester.makepyfile(
+        "import pathlib\n"
+        "def test_boom(redis_url):\n"
+        "    pathlib.Path('url.txt').write_text(redis_url)\n"
+        "    assert False, 'boom'\n"
+    )
+    res = _run(pytester)
+    res.assert_outcomes(failed=1)
+    res.stdout.fnmatch_lines(
+        ["*redis log tail*", "*Ready to accept connections*", "*server logs kept in*"]
+    )
+    # Teardown really stopped the server: its port no longer accepts connections.
+    port = int((pytester.path / "url.txt").read_text().rsplit(":", 1)[1].split("/")[0])
+    import socket
+
+    with pytest.raises(OSError), socket.create_connection(("127.0.0.1", port), timeout=2):
+        pass

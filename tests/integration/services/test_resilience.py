@@ -100,3 +100,52 @@ def test_broker_restart(make_stack, kafka) -> None:
     assert {json.loads(r.value)["conversation_id"] for r in transcripts} >= {
         f"k{i}" for i in range(300)
     }
+
+
+def _deltas(cid: str, task: str, turns: range, end_at: int | None) -> list[tuple[bytes, bytes]]:
+    from rlstream.events import RawTurnDelta
+
+    body = conversation(cid, task, resolved=True)
+    msgs = body.pop("messages")
+    out = []
+    for t in turns:
+        d = RawTurnDelta(
+            conversation_id=cid,
+            turn=t,
+            messages=(msgs[t],),
+            end=t == end_at,
+            metadata=body if t == 0 else {},
+        )
+        out.append((cid.encode(), d.dump_json()))
+    return out
+
+
+def test_turn_buffers_survive_an_ingest_kill(make_stack) -> None:
+    st = make_stack()
+    (ingest,) = st.start("ingest")
+    raw = st.topic(topics.CONVERSATIONS_RAW)
+    asyncio.run(produce(st.bootstrap, raw, _deltas("keep", "t1", range(2), None)))
+    assert wait_until(lambda: count(st.dsn, "SELECT count(*) FROM turn_buffers") >= 1, 30)
+    time.sleep(1.0)  # let the offsets of the two deltas be committed
+    ingest.kill(signal.SIGKILL)
+    ingest.start()
+    ingest.wait_ready(90)
+    asyncio.run(produce(st.bootstrap, raw, _deltas("keep", "t1", range(2, 3), 2)))
+    out = asyncio.run(wait_for_count(st.bootstrap, st.topic(topics.TRANSCRIPTS), 1, timeout=60))
+    (t,) = [json.loads(r.value) for r in out]
+    assert t["conversation_id"] == "keep" and len(t["messages"]) == 3
+    assert t["metadata"]["assembled"] == {"turns": 3, "closed_by": "end", "missing_turns": []}
+
+
+def test_idle_timeout_closes_a_conversation_without_end_marker(make_stack) -> None:
+    st = make_stack(rlstream_assembly_idle_timeout_s="2", rlstream_assembly_sweep_interval_s="0.5")
+    st.start("ingest")
+    asyncio.run(
+        produce(
+            st.bootstrap, st.topic(topics.CONVERSATIONS_RAW), _deltas("idle", "t2", range(2), None)
+        )
+    )
+    out = asyncio.run(wait_for_count(st.bootstrap, st.topic(topics.TRANSCRIPTS), 1, timeout=60))
+    (t,) = [json.loads(r.value) for r in out]
+    assert t["conversation_id"] == "idle" and len(t["messages"]) == 2
+    assert t["metadata"]["assembled"]["closed_by"] == "idle"

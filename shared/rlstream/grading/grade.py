@@ -26,6 +26,10 @@ from rlstream.transcript import Transcript
 TASK_FIELDS = ("task_id", "scenario_id", "intent", "prompt_id", "task")
 
 Progress = Callable[[int, int], None]
+#: what a group-aware reward's ``group_scorer(peers)`` returns: ``(transcript, context)``
+#: -> result, equal to calling the reward with ``context.group`` = the other peers
+GroupScorer = Callable[[Transcript, RewardContext], RewardResult]
+_EMPTY_CONTEXT = RewardContext()
 
 
 class GradeFailure(BaseModel):
@@ -81,7 +85,7 @@ def grade_one(
     t: Transcript, spec: RewardSpec, context: RewardContext | None = None
 ) -> ScoredRollout:
     """Grade one transcript. Reward errors (MissingContextError ...) propagate."""
-    ctx = context if context is not None else RewardContext()
+    ctx = context if context is not None else _EMPTY_CONTEXT
     return _combine(t, spec, [item.reward(t, ctx) for item in spec.items])
 
 
@@ -114,7 +118,7 @@ def grade_many(
     ``context.group`` = the other rollouts of the same task key that passed pass 1 (when the
     spec has no other reward, those whose logged outcome passes).
     """
-    base = context if context is not None else RewardContext()
+    base = context if context is not None else _EMPTY_CONTEXT
     items = list(transcripts)
     total = len(items)
     solo = [i for i in spec.items if not i.uses_group]
@@ -132,12 +136,15 @@ def grade_many(
                 break
         partial.append(fail if fail is not None else got)
 
+    keys: list[str] = []
     peers: dict[str, list[Transcript]] = {}
     if grouped:
+        keys = [task_key_of(t) for t in items]
         judge = _peer_judge(solo)
-        for t, res in zip(items, partial, strict=True):
+        for t, key, res in zip(items, keys, partial, strict=True):
             if not isinstance(res, GradeFailure) and judge(t, res):
-                peers.setdefault(task_key_of(t), []).append(t)
+                peers.setdefault(key, []).append(t)
+    scorers: dict[tuple[str, str], GroupScorer] = {}
 
     for n, (t, res) in enumerate(zip(items, partial, strict=True), start=1):
         if isinstance(res, GradeFailure) or not grouped:
@@ -145,13 +152,7 @@ def grade_many(
                 res if isinstance(res, GradeFailure) else _combine_named(t, spec, res)
             )
         else:
-            group = tuple(
-                p for p in peers.get(task_key_of(t), ()) if p.conversation_id != t.conversation_id
-            )
-            ctx = RewardContext.model_construct(
-                label=base.label, reference=base.reference, group=group, options=base.options
-            )
-            out = _second_pass(t, spec, grouped, res, ctx)
+            out = _second_pass(t, keys[n - 1], spec, grouped, res, base, peers, scorers)
         if on_progress is not None:
             on_progress(n, total)
         yield out
@@ -163,15 +164,36 @@ def _combine_named(t: Transcript, spec: RewardSpec, got: dict[str, RewardResult]
 
 def _second_pass(
     t: Transcript,
+    key: str,
     spec: RewardSpec,
     grouped: list[SpecItem],
     got: dict[str, RewardResult],
-    ctx: RewardContext,
+    base: RewardContext,
+    peers: dict[str, list[Transcript]],
+    scorers: dict[tuple[str, str], GroupScorer],
 ) -> ScoredRollout | GradeFailure:
+    """Group-aware rewards with the group's passing peers. A reward offering
+    ``group_scorer(peers)`` gets one scorer per group (it leaves each rollout out itself, in
+    O(group) for the whole group); any other gets ``context.group`` = the other peers."""
     done = dict(got)
+    ctx: RewardContext | None = None
     for item in grouped:
+        name = item.entry.name
         try:
-            done[item.entry.name] = item.reward(t, ctx)
+            factory = getattr(item.reward, "group_scorer", None)
+            if factory is not None:
+                scorer = scorers.get((key, name))
+                if scorer is None:
+                    scorer = scorers[(key, name)] = factory(tuple(peers.get(key, ())))
+                done[name] = scorer(t, base)
+                continue
+            if ctx is None:
+                cid = t.conversation_id
+                group = tuple(p for p in peers.get(key, ()) if p.conversation_id != cid)
+                ctx = RewardContext.model_construct(
+                    label=base.label, reference=base.reference, group=group, options=base.options
+                )
+            done[name] = item.reward(t, ctx)
         except Exception as exc:
             return _failure(t, spec, item, exc)
     return _combine_named(t, spec, done)

@@ -9,7 +9,6 @@ agents without native tool support emit. Arguments are canonicalised so ``"5"`` 
 from __future__ import annotations
 
 import re
-import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,9 +24,13 @@ _ARG_KEYS = ("arguments", "args", "parameters", "params", "input", "kwargs")
 _NAME_KEYS = ("name", "tool", "tool_name", "function", "function_name")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Call:
-    """One tool call, canonicalised: ``key`` identifies identical calls (spam detection)."""
+    """One tool call, canonicalised: ``key`` identifies identical calls (spam detection).
+
+    Not frozen: a frozen dataclass pays ``object.__setattr__`` per field on the hot path;
+    nothing mutates a Call after extraction.
+    """
 
     name: str
     args: dict[str, Any]
@@ -130,6 +133,13 @@ def declared_names(tools: tuple[dict[str, Any], ...]) -> frozenset[str]:
 def canon(value: Any, typ: str | None = None) -> Any:
     """Type-normalised value: numbers become floats, numeric strings numbers, strings trimmed
     and case-folded; with a schema type, coercion follows the declared type instead."""
+    tv = type(value)  # exact-type fast paths first: JSON gives plain str/float/int
+    if tv is str:
+        return _canon_str(value, typ)
+    if tv is float or tv is int:
+        if typ == "string":
+            return _num_text(float(value))
+        return round(float(value), 9)
     if isinstance(value, dict):
         return {str(k): canon(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -141,27 +151,42 @@ def canon(value: Any, typ: str | None = None) -> Any:
             return _num_text(float(value))
         return round(float(value), 9)
     if isinstance(value, str):
-        s = value.strip()
-        low = s.casefold()
-        if typ == "string":
-            return low
-        if typ in (None, "boolean") and low in ("true", "false"):
-            return low == "true"
-        if (typ in (None, "number", "integer")) and _NUMERIC.fullmatch(s.replace(",", "")):
-            return round(float(s.replace(",", "")), 9)
-        return low
+        return _canon_str(value, typ)
     return value
+
+
+def _canon_str(value: str, typ: str | None) -> Any:
+    s = value.strip()
+    low = s.casefold()
+    if typ == "string":
+        return low
+    if typ in (None, "boolean") and low in ("true", "false"):
+        return low == "true"
+    if typ in (None, "number", "integer"):
+        digits = s.replace(",", "") if "," in s else s
+        # the regex only when the text can start a number (most ids and words cannot)
+        if digits and (digits[0] in "+-." or digits[0].isdecimal()) and _NUMERIC.fullmatch(digits):
+            return round(float(digits), 9)
+    return low
 
 
 def _num_text(x: float) -> str:
     return str(int(x)) if x.is_integer() else repr(x)
 
 
+_NO_ARG_TYPES: dict[str, str] = {}
+
+
 def canon_args(name: str, args: Any, types: dict[str, dict[str, str]]) -> dict[str, Any]:
     if not isinstance(args, dict):
         return {} if args is None else {"__value__": canon(args)}
-    t = types.get(name, {})
-    return {str(k): canon(v, t.get(str(k))) for k, v in args.items()}
+    t = types.get(name, _NO_ARG_TYPES)
+    out: dict[str, Any] = {}
+    for k, v in args.items():
+        if type(k) is not str:
+            k = str(k)
+        out[k] = canon(v, t.get(k))
+    return out
 
 
 def call_key(name: str, args: dict[str, Any]) -> str:
@@ -170,7 +195,11 @@ def call_key(name: str, args: dict[str, Any]) -> str:
 
 def extract_calls(t: Transcript, types: dict[str, dict[str, str]] | None = None) -> list[Call]:
     """Every call the assistant made, native first within a turn, then fenced JSON."""
-    types = schema_types(t.tools) if types is None else types
+    return extract_with_turns(t, schema_types(t.tools) if types is None else types)[0]
+
+
+def extract_with_turns(t: Transcript, types: dict[str, dict[str, str]]) -> tuple[list[Call], int]:
+    """:func:`extract_calls` plus the number of assistant turns (one pass over the messages)."""
     out: list[Call] = []
     turn = -1
     for m in t.messages:
@@ -185,34 +214,12 @@ def extract_calls(t: Transcript, types: dict[str, dict[str, str]] | None = None)
                     args = {"__raw__": c.raw_arguments}
             ca = canon_args(c.name, args, types)
             out.append(Call(c.name, ca, call_key(c.name, ca), turn, True))
-        if m.content:
-            for name, args in calls_in_text(m.content):
+        content = m.content
+        if content and "```" in content:
+            for name, args in calls_in_text(content):
                 ca = canon_args(name, args, types)
                 out.append(Call(name, ca, call_key(name, ca), turn, False))
-    return out
-
-
-_CALLS_CACHE: dict[tuple[int, int], tuple[weakref.ref[Transcript], list[Call]]] = {}
-DEPENDENT_CACHES.append(_CALLS_CACHE)
-
-
-def calls_of(t: Transcript, types: dict[str, dict[str, str]]) -> list[Call]:
-    """:func:`extract_calls`, remembered per live transcript object.
-
-    In a group every rollout's reference is built from the same peers; without this each
-    peer's calls would be re-extracted once per rollout (quadratic in the group size). The
-    entry is keyed by object identity and checked through a weak reference, so a new object
-    that reuses a freed id is never served a stale answer. Callers must not mutate the list.
-    """
-    key = (id(t), id(types))
-    hit = _CALLS_CACHE.get(key)
-    if hit is not None and hit[0]() is t:
-        return hit[1]
-    calls = extract_calls(t, types)
-    if len(_CALLS_CACHE) > 8192:
-        _CALLS_CACHE.clear()
-    _CALLS_CACHE[key] = (weakref.ref(t), calls)
-    return calls
+    return out, turn + 1
 
 
 def is_free_text(value: Any) -> bool:

@@ -15,28 +15,36 @@ halve the score.
 
 from __future__ import annotations
 
-from collections import Counter
+from bisect import bisect_left
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import orjson
 
 from rlstream.errors import ConfigError, MissingContextError
-from rlstream.rewards._common import make_result, reject_unknown, threshold_option
+from rlstream.rewards._common import fast_model, reject_unknown, threshold_option
+from rlstream.rewards._consensus import Ref, Votes, consensus
 from rlstream.rewards._toolcalls import (
     DEPENDENT_CACHES,
     Call,
     call_from_obj,
-    calls_of,
     canon_args,
-    is_free_text,
+    extract_calls,
+    extract_with_turns,
     schema_types,
 )
 from rlstream.rewards.base import RewardContext, RewardResult
 from rlstream.transcript import Transcript
 
-_REF_KEYS = ("expected_calls", "tool_calls", "calls", "expected_tool_calls")
+__all__ = ["ToolCallingReward", "consensus"]
 
-Ref = list[tuple[str, dict[str, Any]]]
+_REF_KEYS = ("expected_calls", "tool_calls", "calls", "expected_tool_calls")
+_NO_REFERENCE = (
+    "tool_calling needs a reference: context.reference, a label with expected_calls, "
+    "or passing peers in context.group (grade with grade_many to derive it)"
+)
+
+Types = dict[str, dict[str, str]]
 
 
 class ToolCallingReward:
@@ -64,47 +72,65 @@ class ToolCallingReward:
         self.max_repeats = int(max_repeats)
 
     # -- reference -----------------------------------------------------------------------
-    def reference(self, t: Transcript, context: RewardContext, types: dict[str, Any]) -> Ref:
+    def reference(self, t: Transcript, context: RewardContext, types: Types) -> Ref:
         """The expected calls, canonicalised; raises MissingContextError when none exist."""
-        for source in (context.reference, context.label, t.label):
-            ref = _parse_reference(source, types, allow_bare_list=source is context.reference)
-            if ref is not None:
-                return ref
+        ref = _explicit_reference(t, context, types)
+        if ref is not None:
+            return ref
         peers = [p for p in context.group if p.conversation_id != t.conversation_id]
         if peers:
-            return consensus([calls_of(p, types) for p in peers])
-        raise MissingContextError(
-            "tool_calling needs a reference: context.reference, a label with expected_calls, "
-            "or passing peers in context.group (grade with grade_many to derive it)"
-        )
+            return consensus([extract_calls(p, types) for p in peers])
+        raise MissingContextError(_NO_REFERENCE)
+
+    def group_scorer(
+        self, peers: Sequence[Transcript]
+    ) -> Callable[[Transcript, RewardContext], RewardResult]:
+        """A scorer for one group: ``scorer(t, ctx)`` equals ``self(t, ctx)`` with
+        ``ctx.group`` = the peers whose conversation id differs from ``t``'s.
+
+        The peers' calls are extracted and counted once (:class:`Votes`), so a group of g
+        rollouts costs O(g), not O(g^2) (grade_many's second pass uses this).
+        """
+        return _GroupScorer(self, tuple(peers))
 
     # -- scoring ---------------------------------------------------------------------------
     def __call__(self, transcript: Transcript, context: RewardContext) -> RewardResult:
         types = schema_types(transcript.tools)
         ref = self.reference(transcript, context, types)
-        calls = calls_of(transcript, types)
-        reasons: list[str] = []
+        calls, n_turns = extract_with_turns(transcript, types)
+        return self.score(ref, calls, n_turns, types)
 
-        declared = frozenset(types) if transcript.tools else frozenset()
-        invented = [c for c in calls if declared and c.name not in declared]
-        counts = Counter(c.key for c in calls)
-        spam = {k for k, n in counts.items() if n > self.max_repeats}
+    def score(self, ref: Ref, calls: list[Call], n_turns: int, types: Types) -> RewardResult:
+        """The verdict on ``calls`` (made over ``n_turns`` assistant turns) against ``ref``;
+        ``types`` (the declared tools) is empty when the rollout declares none."""
+        reasons: list[str] = []
+        counts: dict[str, int] = {}
         unique: list[Call] = []
-        seen: set[str] = set()
+        invented: set[str] = set()
         for c in calls:
-            if c.key not in seen:
-                seen.add(c.key)
+            k = c.key
+            n = counts.get(k)
+            if n is None:
+                counts[k] = 1
                 unique.append(c)
+            else:
+                counts[k] = n + 1
+            if types and c.name not in types:
+                invented.add(c.name)
+        if len(unique) < len(calls):
+            spam = {k for k, n in counts.items() if n > self.max_repeats}
+        else:
+            spam = set()
 
         used: set[int] = set()
         good_keys: set[str] = set()
         positions: list[int] = []
         name_hits = 0
-        arg_fractions: list[float] = []
+        arg_total = 0.0
         for name, ref_args in ref:
             best, best_frac = -1, -1.0
             for i, c in enumerate(unique):
-                if i in used or c.name != name:
+                if c.name != name or i in used:
                     continue
                 frac = _arg_fraction(ref_args, c.args)
                 if frac > best_frac:
@@ -112,12 +138,11 @@ class ToolCallingReward:
                 if frac == 1.0:
                     break
             if best < 0:
-                arg_fractions.append(0.0)
                 reasons.append(f"missing call {name}")
                 continue
             used.add(best)
             name_hits += 1
-            arg_fractions.append(best_frac)
+            arg_total += best_frac
             if best_frac == 1.0:
                 positions.append(best)
                 good_keys.add(unique[best].key)
@@ -125,16 +150,18 @@ class ToolCallingReward:
                 reasons.append(f"wrong arguments for {name}")
 
         n_ref = len(ref)
+        n_unique = len(unique)
         correct = len(positions) / n_ref if n_ref else (1.0 if not unique else 0.0)
         in_order = _lis(positions) / len(positions) if positions else 1.0
-        extra = [c for i, c in enumerate(unique) if i not in used]
-        precision = 1.0 - 0.5 * (len(extra) / len(unique)) if unique else 1.0
-        if extra:
-            reasons.append("extra calls: " + ", ".join(sorted({c.name for c in extra})))
+        n_extra = n_unique - len(used)
+        precision = 1.0 - 0.5 * (n_extra / n_unique) if unique else 1.0
+        if n_extra:
+            extra = {c.name for i, c in enumerate(unique) if i not in used}
+            reasons.append("extra calls: " + ", ".join(sorted(extra)))
         if self.ordered and in_order < 1.0:
             reasons.append("calls out of order")
         if invented:
-            reasons.append("invented tools: " + ", ".join(sorted({c.name for c in invented})))
+            reasons.append("invented tools: " + ", ".join(sorted(invented)))
         if spam:
             reasons.append("repeated identical calls")
 
@@ -142,39 +169,100 @@ class ToolCallingReward:
         score = (
             correct * order_factor * precision * (0.5 if invented else 1.0) * (0.5 if spam else 1.0)
         )
-        return make_result(
-            reward=self.name,
-            version=self.version,
-            score=score,
-            threshold=self.threshold,
-            components={
-                "tool_selection": name_hits / n_ref if n_ref else 1.0,
-                "arguments": sum(arg_fractions) / n_ref if n_ref else 1.0,
-                "correct_calls": correct,
-                "order": in_order,
-                "precision": precision,
-                "no_invented": 0.0 if invented else 1.0,
-                "no_spam": 0.0 if spam else 1.0,
+        s = _clamp(score)
+        # every value below is a share or product of shares in [0, 1] built here, so the
+        # result is constructed without re-validation (tests compare with validated models)
+        return fast_model(
+            RewardResult,
+            {
+                "reward": self.name,
+                "version": self.version,
+                "score": s,
+                "passed": s >= self.threshold,
+                "threshold": self.threshold,
+                "components": {
+                    "tool_selection": _clamp(name_hits / n_ref) if n_ref else 1.0,
+                    "arguments": _clamp(arg_total / n_ref) if n_ref else 1.0,
+                    "correct_calls": correct,
+                    "order": in_order,
+                    "precision": precision,
+                    "no_invented": 0.0 if invented else 1.0,
+                    "no_spam": 0.0 if spam else 1.0,
+                },
+                "reasons": tuple(reasons),
+                "turn_scores": _turn_scores(calls, n_turns, good_keys, types, spam),
+                "features": {},
             },
-            reasons=reasons,
-            turn_scores=_turn_scores(transcript, calls, good_keys, declared, spam),
         )
+
+
+def _clamp(x: float) -> float:
+    return 0.0 if x < 0.0 else 1.0 if x > 1.0 else x
+
+
+class _GroupScorer:
+    """:meth:`ToolCallingReward.group_scorer`: one group's peers, counted once per schema."""
+
+    __slots__ = ("_calls", "_peer_ids", "_peers", "_reward", "_votes")
+
+    def __init__(self, reward: ToolCallingReward, peers: tuple[Transcript, ...]) -> None:
+        self._reward = reward
+        self._peers = peers  # held: the id()s below stay unique while this scorer lives
+        self._peer_ids = {id(p) for p in peers}
+        self._votes: dict[int, tuple[Types, Votes]] = {}
+        self._calls: dict[tuple[int, int], tuple[list[Call], int]] = {}
+
+    def _extract(self, t: Transcript, types: Types) -> tuple[list[Call], int]:
+        key = (id(t), id(types))
+        hit = self._calls.get(key)
+        if hit is None:
+            hit = extract_with_turns(t, types)
+            if id(t) in self._peer_ids:
+                self._calls[key] = hit
+        return hit
+
+    def __call__(self, t: Transcript, context: RewardContext) -> RewardResult:
+        types = schema_types(t.tools)
+        ref = _explicit_reference(t, context, types)
+        if ref is None:
+            entry = self._votes.get(id(types))
+            if entry is None or entry[0] is not types:
+                votes = Votes(
+                    [self._extract(p, types)[0] for p in self._peers],
+                    [p.conversation_id for p in self._peers],
+                )
+                entry = self._votes[id(types)] = (types, votes)
+            ref = entry[1].reference(t.conversation_id)
+            if ref is None:
+                raise MissingContextError(_NO_REFERENCE)
+        calls, n_turns = self._extract(t, types)
+        return self._reward.score(ref, calls, n_turns, types)
+
+
+def _explicit_reference(t: Transcript, context: RewardContext, types: Types) -> Ref | None:
+    """A reference given by context.reference, context.label or the transcript's label."""
+    for source in (context.reference, context.label, t.label):
+        ref = _parse_reference(source, types, allow_bare_list=source is context.reference)
+        if ref is not None:
+            return ref
+    return None
 
 
 def _arg_fraction(ref_args: dict[str, Any], got: dict[str, Any]) -> float:
     if not ref_args:
         return 1.0
-    hits = sum(1 for k, v in ref_args.items() if k in got and got[k] == v)
+    hits = 0
+    for k, v in ref_args.items():
+        if k in got and got[k] == v:
+            hits += 1
     return hits / len(ref_args)
 
 
 def _lis(xs: list[int]) -> int:
     """Length of the longest increasing subsequence (patience sorting)."""
-    import bisect
-
     tails: list[int] = []
     for x in xs:
-        i = bisect.bisect_left(tails, x)
+        i = bisect_left(tails, x)
         if i == len(tails):
             tails.append(x)
         else:
@@ -183,20 +271,22 @@ def _lis(xs: list[int]) -> int:
 
 
 def _turn_scores(
-    t: Transcript, calls: list[Call], good: set[str], declared: frozenset[str], spam: set[str]
-) -> list[float]:
+    calls: list[Call], n_turns: int, good: set[str], types: Types, spam: set[str]
+) -> tuple[float, ...]:
     """Each assistant turn: share of its calls that are correct, first-time, declared calls;
     a turn without calls did nothing wrong with tools and scores 1."""
-    n_turns = sum(1 for m in t.messages if m.role == "assistant")
+    if not calls:
+        return (1.0,) * n_turns
     per: list[list[float]] = [[] for _ in range(n_turns)]
     seen: set[str] = set()
     for c in calls:
-        ok = c.key in good and c.key not in seen and not (declared and c.name not in declared)
-        if c.key in spam and c.key in seen:
+        k = c.key
+        ok = k in good and k not in seen and not (types and c.name not in types)
+        if k in spam and k in seen:
             ok = False
-        seen.add(c.key)
+        seen.add(k)
         per[c.turn].append(1.0 if ok else 0.0)
-    return [sum(v) / len(v) if v else 1.0 for v in per]
+    return tuple(sum(v) / len(v) if v else 1.0 for v in per)
 
 
 _REF_CACHE: dict[tuple[bytes, int], Ref | None] = {}
@@ -235,36 +325,4 @@ def _parse_reference_uncached(
             raise ConfigError(f"tool_calling: unreadable reference call {item!r}")
         name, args = found
         ref.append((name, canon_args(name, args, types)))
-    return ref
-
-
-def consensus(peer_calls: list[list[Call]]) -> Ref:
-    """The calls the passing peers agree on.
-
-    The most common name sequence wins (ties: lexicographically smallest); for each call an
-    argument is kept when a strict majority of those peers give it the same value and it is
-    not free text (prose differs between equally good rollouts).
-    """
-    seqs = [tuple(dict.fromkeys(c.key for c in calls)) for calls in peer_calls]
-    by_names: dict[tuple[str, ...], list[list[Call]]] = {}
-    for calls, keys in zip(peer_calls, seqs, strict=True):
-        uniq = {c.key: c for c in calls}
-        chosen = [uniq[k] for k in keys]
-        by_names.setdefault(tuple(c.name for c in chosen), []).append(chosen)
-    names, members = min(by_names.items(), key=lambda kv: (-len(kv[1]), kv[0]))
-    ref: Ref = []
-    for pos, name in enumerate(names):
-        votes: dict[str, Counter[str]] = {}
-        values: dict[str, Any] = {}
-        for chosen in members:
-            for k, v in chosen[pos].args.items():
-                enc = orjson.dumps(v, option=orjson.OPT_SORT_KEYS).decode()
-                votes.setdefault(k, Counter())[enc] += 1
-                values[enc] = v
-        args: dict[str, Any] = {}
-        for k, counter in votes.items():
-            enc, n = min(counter.items(), key=lambda kv: (-kv[1], kv[0]))
-            if n * 2 > len(members) and not is_free_text(values[enc]):
-                args[k] = values[enc]
-        ref.append((name, args))
     return ref

@@ -81,7 +81,8 @@ def stateset_context(name: str, task: TaskTruth) -> dict[str, Any]:
         return {"gold_answer": gold_number(task.label)}
     if name == "tool_calling":
         ref = task.reference if isinstance(task.reference, dict) else {}
-        calls = [c for c in ref.get("expected_calls") or [] if isinstance(c, dict)]
+        listed = ref.get("expected_calls")
+        calls = [c for c in listed if isinstance(c, dict)] if isinstance(listed, list) else []
         # stateset parses only the *first* fenced call block, so its expectation is the
         # first reference call
         first = calls[0] if calls else {}

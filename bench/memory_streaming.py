@@ -125,15 +125,17 @@ def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: kB
 
 
-def child(path: Path) -> None:
+def child(path: Path, options: str | None = None) -> None:
     """Runs in the fresh subprocess: ingest one file, print one JSON line."""
-    from rlstream.ingest import ingest_paths
+    from rlstream.ingest import IngestOptions, ingest_paths
     from rlstream.transcript import Transcript
+
+    opts = IngestOptions.model_validate_json(options) if options else None
 
     base = _rss_mb()
     t0, c0 = time.perf_counter(), time.process_time()
     n = rejects = 0
-    for item in ingest_paths([path]):
+    for item in ingest_paths([path], opts):
         if isinstance(item, Transcript):
             n += 1
         else:
@@ -149,9 +151,10 @@ def child(path: Path) -> None:
     print(json.dumps(out))
 
 
-def measure(path: Path) -> dict[str, float]:
+def measure(path: Path, options: str | None = None) -> dict[str, float]:
+    extra = ["--ingest-options", options] if options else []
     proc = subprocess.run(
-        [sys.executable, __file__, "--child", str(path)],
+        [sys.executable, __file__, "--child", str(path), *extra],
         capture_output=True,
         text=True,
         check=False,
@@ -177,22 +180,30 @@ def main() -> None:
     )
     parser.add_argument("--sizes", default="10,100,500", help="input sizes in MB (uncompressed)")
     parser.add_argument("--size", type=int, help="a single size in MB (smoke runs)")
+    parser.add_argument("--formats", default=",".join(FORMATS), help="jsonl,json")
+    parser.add_argument("--compressions", default=",".join(COMPRESSIONS), help="plain,gz")
+    parser.add_argument(
+        "--ingest-options",
+        help="IngestOptions as JSON, e.g. '{\"dedupe\": false}' to leave out the run-wide dedupe set",
+    )
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.child)
+        child(args.child, args.ingest_options)
         return
     sizes = [args.size] if args.size else [int(s) for s in args.sizes.split(",") if s]
     header("streaming ingest: peak RSS vs input size (fresh process per cell)")
     rows = []
     worst_slope = 0.0
     slopes = []
-    for fmt in FORMATS:
-        for comp in COMPRESSIONS:
+    if args.ingest_options:
+        print(f"# IngestOptions: {args.ingest_options}")
+    for fmt in [f for f in args.formats.split(",") if f]:
+        for comp in [c for c in args.compressions.split(",") if c]:
             peaks: list[float] = []
             for size in sizes:
                 path = make_file(size, fmt, comp)
-                r = measure(path)
+                r = measure(path, args.ingest_options)
                 peaks.append(r["peak_mb"])
                 print(f"# {fmt}/{comp} {size} MB: {r}", file=sys.stderr, flush=True)
                 rows.append(

@@ -7,13 +7,20 @@ adds file reading, duplicate dropping, reject accounting and the ``max_rejects``
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from rlstream.errors import InputError, MessageTooLarge, ParseError, TooManyRejectsError
+from rlstream.errors import (
+    InputError,
+    MessageTooLarge,
+    ParseError,
+    SchemaViolation,
+    TooManyRejectsError,
+)
 from rlstream.formats import parse_record
 from rlstream.formats._common import dumps
 from rlstream.ingest.models import IngestOptions, IngestSummary, Reject
@@ -23,6 +30,7 @@ from rlstream.taskkey.resolve import TaskKeyResolver
 from rlstream.transcript.model import SourceRef, Transcript
 
 PROGRESS_EVERY = 1000
+log = logging.getLogger(__name__)
 
 
 class Ingestor:
@@ -43,13 +51,16 @@ class Ingestor:
 
     def process(self, record: Mapping[str, Any], source: SourceRef | None = None) -> Transcript:
         """One raw record -> Transcript. Raises InputError subclasses for a bad record."""
-        t = parse_record(record, self.options.format, self.options.mapping)
-        if self.options.redact:
-            redactor = Redactor()
-            t = redact_transcript(t, redactor)
-            for kind, n in redactor.found.items():
-                self.pii_found[kind] = self.pii_found.get(kind, 0) + n
-        t = self.resolver.apply(t, raw=record)
+        try:
+            t = parse_record(record, self.options.format, self.options.mapping)
+            if self.options.redact:
+                redactor = Redactor()
+                t = redact_transcript(t, redactor)
+                for kind, n in redactor.found.items():
+                    self.pii_found[kind] = self.pii_found.get(kind, 0) + n
+            t = self.resolver.apply(t, raw=record)
+        except RecursionError as exc:
+            raise SchemaViolation("record is nested too deeply to ingest") from exc
         if source is not None:
             t = t.model_copy(update={"source": source})
         return t
@@ -118,6 +129,10 @@ class IngestRun(Iterator[Transcript | Reject]):
             t = self.ingestor.process(item.record, item.source)
         except InputError as exc:
             return self._reject(item.source, exc.code, str(exc), _excerpt(item.record))
+        except Exception as exc:  # a bug must not sink a multi-GB run: count it, keep going
+            log.exception("unexpected error ingesting %s", item.source.label())
+            reason = f"{type(exc).__name__}: {exc}"
+            return self._reject(item.source, "internal_error", reason, _excerpt(item.record))
         if self.options.dedupe:
             h = hash(t.conversation_id)
             if h in self._seen:

@@ -213,3 +213,23 @@ def test_progress_reports_bytes_while_reading(tmp_path: Path) -> None:
     assert 0 < mid[0] <= size  # the CLI's byte progress moves before the file ends
     assert seen[-1] == size == run.summary.bytes_read == run.summary.bytes_total
     assert seen == sorted(seen) and len(seen) >= 3
+
+
+def test_deeply_nested_record_is_rejected_not_fatal(tmp_path: Path) -> None:
+    deep: object = "x"
+    for _ in range(900):
+        deep = [deep]
+    rec = {"id": "deep", "messages": [{"role": "user", "content": "hi", "blob": deep}]}
+    with pytest.raises(InputError):
+        Ingestor().process(rec)
+    p = tmp_path / "deep.jsonl"
+    blob = "[" * 900 + '"x"' + "]" * 900  # orjson reads this deep but will not write it
+    line = (
+        b'{"id": "deep", "messages": [{"role": "user", "content": "hi", "blob": '
+        + blob.encode()
+        + b"}]}"
+    )
+    p.write_bytes(line + b"\n" + orjson.dumps(_rec(1)) + b"\n")
+    out = list(ingest_paths([p]))
+    assert isinstance(out[0], Reject) and out[0].error_code == "schema_violation"
+    assert isinstance(out[1], Transcript)

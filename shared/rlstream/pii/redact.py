@@ -7,6 +7,7 @@ restarts per conversation, so placeholders carry nothing across conversations.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
 from collections.abc import Mapping
@@ -153,7 +154,9 @@ class Redactor:
 
 def redact_transcript(t: Transcript, redactor: Redactor | None = None) -> Transcript:
     """Redacted copy of ``t`` (``redacted=True``): text, tool arguments and results, system
-    prompt, tool definitions, metadata, outcome and label. Ids and model names stay."""
+    prompt, tool definitions, metadata, outcome and label. Ids and model names stay, except a
+    conversation id that itself carries PII (a session keyed by e-mail): that becomes a
+    stable hash, so keys, dedupe and lineage still work without the address."""
     r = redactor if redactor is not None else Redactor()
     messages = tuple(r.message(m) for m in t.messages)
     update: dict[str, Any] = {
@@ -164,7 +167,14 @@ def redact_transcript(t: Transcript, redactor: Redactor | None = None) -> Transc
         "label": r.value(t.label),
         "redacted": True,
     }
+    if find_spans(t.conversation_id):
+        update["conversation_id"] = pii_free_id(t.conversation_id)
     return t.model_copy(update=update)
+
+
+def pii_free_id(value: str) -> str:
+    """A stable stand-in for an identifier that contains PII."""
+    return "pii-" + hashlib.blake2b(value.encode(), digest_size=12).hexdigest()
 
 
 def redact_text(text: str) -> str:

@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rlstream.formats._common import dumps_sorted, get_path
+from rlstream.pii.detectors import find_spans
+from rlstream.pii.redact import pii_free_id
 from rlstream.taskkey.normalize import normalise_text, short_hash, toolset_hash
 from rlstream.taskkey.opener_index import OpenerIndex
 from rlstream.transcript.model import TaskKeyRule, Transcript
@@ -21,9 +23,9 @@ DEFAULT_FIELDS: tuple[str, ...] = ("task_id", "intent", "scenario_id", "prompt_i
 def _scalar(value: Any) -> str | None:
     if value is None or value == "" or isinstance(value, bool):
         return None
-    if isinstance(value, str | int | float):
-        return str(value)
-    return dumps_sorted(value).decode()
+    text = str(value) if isinstance(value, str | int | float) else dumps_sorted(value).decode()
+    # a task id read from the raw record must not smuggle PII into keys and topic names
+    return pii_free_id(text) if find_spans(text) else text
 
 
 def explicit_key(

@@ -156,3 +156,14 @@ def test_recall_and_precision_targets_on_generated_set(which: str) -> None:
     assert gold == 300 * 9 if which == "main" else gold == 900
     assert tp / gold >= 0.99
     assert tp / pred >= 0.98
+
+
+def test_conversation_id_carrying_pii_becomes_a_stable_hash() -> None:
+    t = Transcript(
+        conversation_id="bob@example.com", messages=(Message(role="user", content="hi"),)
+    )
+    a, b = redact_transcript(t), redact_transcript(t)
+    assert a.conversation_id == b.conversation_id and a.conversation_id.startswith("pii-")
+    assert "bob" not in a.dump_json().decode()
+    plain = Transcript(conversation_id="conv-123", messages=(Message(role="user", content="hi"),))
+    assert redact_transcript(plain).conversation_id == "conv-123"

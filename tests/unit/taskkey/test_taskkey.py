@@ -112,3 +112,12 @@ def test_opener_index_threshold_and_idempotence() -> None:
     assert idx.add("k3", "anything", "ctx") == "k3"
     with pytest.raises(ValueError):
         OpenerIndex(threshold=0)
+
+
+def test_explicit_key_from_raw_record_never_carries_pii() -> None:
+    key, rule = TaskKeyResolver(field="user").resolve(
+        _t("x", "hi"), raw={"user": "bob@example.com"}
+    )
+    assert rule == "explicit" and "bob" not in key and key.startswith("user:pii-")
+    again, _ = TaskKeyResolver(field="user").resolve(_t("y", "yo"), raw={"user": "bob@example.com"})
+    assert again == key

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
+import orjson
 from pydantic import JsonValue
 
 from rlstream.pii.detectors import PASSWORD_KEY, SECRET_KEY, Kind, find_spans, luhn_ok
@@ -133,7 +134,15 @@ class Redactor:
 
     def _call(self, c: ToolCall) -> ToolCall:
         args = self.value(c.arguments)
-        raw = self.text(c.raw_arguments) if c.raw_arguments is not None else None
+        raw = c.raw_arguments
+        if raw is not None:
+            if _decodes_to(raw, c.arguments):
+                # the string is the arguments: re-encode the redacted value (keyed hits such as
+                # {"pin": ...} included) and skip a second scan; untouched strings stay verbatim
+                if args is not c.arguments:
+                    raw = orjson.dumps(args).decode()
+            else:
+                raw = self.text(raw)
         extra = self.value(c.extra)
         if args is c.arguments and raw is c.raw_arguments and extra is c.extra:
             return c
@@ -170,6 +179,13 @@ def redact_transcript(t: Transcript, redactor: Redactor | None = None) -> Transc
     if find_spans(t.conversation_id):
         update["conversation_id"] = pii_free_id(t.conversation_id)
     return t.model_copy(update=update)
+
+
+def _decodes_to(raw: str, value: Any) -> bool:
+    try:
+        return bool(orjson.loads(raw) == value)
+    except orjson.JSONDecodeError:
+        return False
 
 
 def pii_free_id(value: str) -> str:

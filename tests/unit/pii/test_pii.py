@@ -167,3 +167,29 @@ def test_conversation_id_carrying_pii_becomes_a_stable_hash() -> None:
     assert "bob" not in a.dump_json().decode()
     plain = Transcript(conversation_id="conv-123", messages=(Message(role="user", content="hi"),))
     assert redact_transcript(plain).conversation_id == "conv-123"
+
+
+def test_raw_argument_strings_follow_keyed_redaction() -> None:
+    raw = '{"pin": "4821", "note": "call +1 415 555 0132"}'
+    call = ToolCall(
+        id="c",
+        name="f",
+        arguments={"pin": "4821", "note": "call +1 415 555 0132"},
+        raw_arguments=raw,
+    )
+    untouched = ToolCall(id="d", name="g", arguments={"a": 1}, raw_arguments='{ "a" : 1 }')
+    broken = ToolCall(
+        id="e",
+        name="h",
+        arguments="{email: bob@example.com",
+        raw_arguments="{email: bob@example.com",
+    )
+    t = Transcript(
+        conversation_id="c",
+        messages=(Message(role="assistant", tool_calls=(call, untouched, broken)),),
+    )
+    out = redact_transcript(t).messages[0].tool_calls
+    assert "4821" not in (out[0].raw_arguments or "") and "555" not in (out[0].raw_arguments or "")
+    assert out[0].arguments == {"pin": "<SECRET_1>", "note": "call <PHONE_1>"}
+    assert out[1].raw_arguments == '{ "a" : 1 }'  # nothing to hide: kept byte for byte
+    assert out[2].raw_arguments == "{email: <EMAIL_1>"

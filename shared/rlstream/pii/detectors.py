@@ -17,7 +17,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-Kind = Literal["EMAIL", "PHONE", "CARD", "IBAN", "SSN", "IP", "API_KEY", "TOKEN", "SECRET"]
+Kind = Literal[
+    "EMAIL", "PHONE", "CARD", "IBAN", "SSN", "IP", "API_KEY", "TOKEN", "SECRET", "DOB", "ADDRESS", "NAME"
+]  # fmt: skip
+#: kinds found only through the key that holds them ({"dob": ...}) or a cue word before them
 KINDS: tuple[Kind, ...] = (
     "EMAIL",
     "PHONE",
@@ -29,6 +32,7 @@ KINDS: tuple[Kind, ...] = (
     "TOKEN",
     "SECRET",
 )
+CONTEXT_KINDS: tuple[Kind, ...] = ("DOB", "ADDRESS", "NAME")
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,6 +323,17 @@ DETECTORS: tuple[Detector, ...] = (
         1,
         _password,
         needs=("pass", "pwd"),
+    ),
+    Detector(
+        "DOB",
+        58,
+        re.compile(
+            r"(?i)\b(?:dob|d\.o\.b\.?|date of birth|birth ?date|birthday|born(?: on)?)\b\W{0,4}"
+            r"(?:is\s+)?(\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[/.]\d{1,2}[/.]\d{2,4})"
+        ),
+        1,
+        needs=("dob", "d.o.b", "birth", "born"),
+        min_digits=6,
     ),
     Detector(
         "EMAIL",

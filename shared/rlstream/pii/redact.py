@@ -17,7 +17,14 @@ from typing import Any
 import orjson
 from pydantic import JsonValue
 
-from rlstream.pii.detectors import PASSWORD_KEY, SECRET_KEY, Kind, find_spans, luhn_ok
+from rlstream.pii.detectors import (
+    CONTEXT_KINDS,
+    PASSWORD_KEY,
+    SECRET_KEY,
+    Kind,
+    find_spans,
+    luhn_ok,
+)
 from rlstream.transcript.model import Message, ToolCall, Transcript
 
 _NON_ALNUM = re.compile(r"[^0-9A-Za-z]")
@@ -31,6 +38,21 @@ _KEY_HINTS: tuple[tuple[re.Pattern[str], Kind], ...] = (
     ),
     (re.compile(r"(?i)(?:^|_)ssn$|social_security"), "SSN"),
     (re.compile(r"(?i)(?:^|_)(?:card|card_number|cc|pan|cc_number)$"), "CARD"),
+    (re.compile(r"(?i)^(?:dob|date_?of_?birth|birth_?date|birthday)$"), "DOB"),
+    (
+        re.compile(
+            r"(?i)^(?:(?:home_|billing_|shipping_|street_)?address(?:_?line)?_?[12]?|street|"
+            r"line[12]|post_?code|postal_?code|zip|zip_?code)$"
+        ),
+        "ADDRESS",
+    ),
+    (
+        re.compile(
+            r"(?i)^(?:first_?name|last_?name|full_?name|surname|given_?name|family_?name|"
+            r"customer_?name|user_?name)$"
+        ),
+        "NAME",
+    ),
 )
 
 
@@ -98,6 +120,8 @@ class Redactor:
             return self.placeholder(kind, s) if len(s) >= 4 else None
         if kind == "API_KEY":
             return self.placeholder(kind, s) if len(s) >= 8 else None
+        if kind in CONTEXT_KINDS:
+            return self.placeholder(kind, s) if len(s.strip()) >= 2 else None
         digits = _NON_ALNUM.sub("", s)
         if kind == "PHONE" and _PHONE_CHARS.match(s) and 7 <= len(digits) <= 15:
             return self.placeholder(kind, s)
@@ -148,8 +172,20 @@ class Redactor:
             return c
         return c.model_copy(update={"arguments": args, "raw_arguments": raw, "extra": extra})
 
+    def _json_text(self, s: str) -> str:
+        """A tool result that is JSON: redact its values by key and content, keep it JSON."""
+        try:
+            value = orjson.loads(s)
+        except orjson.JSONDecodeError:
+            return self.text(s)
+        new = self.value(value)
+        return s if new is value else orjson.dumps(new).decode()
+
     def message(self, m: Message) -> Message:
-        content = self.text(m.content) if m.content else m.content
+        content = m.content
+        if content:
+            structured = m.role == "tool" and content[:1] in ("{", "[")
+            content = self._json_text(content) if structured else self.text(content)
         calls = tuple(self._call(c) for c in m.tool_calls)
         extra = self.value(m.extra)
         if (

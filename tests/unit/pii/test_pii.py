@@ -193,3 +193,30 @@ def test_raw_argument_strings_follow_keyed_redaction() -> None:
     assert out[0].arguments == {"pin": "<SECRET_1>", "note": "call <PHONE_1>"}
     assert out[1].raw_arguments == '{ "a" : 1 }'  # nothing to hide: kept byte for byte
     assert out[2].raw_arguments == "{email: <EMAIL_1>"
+
+
+def test_json_tool_results_are_redacted_by_key_and_stay_json() -> None:
+    import orjson
+
+    body = {
+        "name": {"first_name": "Mia", "last_name": "Li"},
+        "address": {"address1": "975 Sunset Drive", "city": "Austin", "zip": "78750"},
+        "dob": "1990-04-05",
+        "email": "mia.li3818@example.com",
+        "reservations": ["NO6JO3"],
+    }
+    t = Transcript(
+        conversation_id="c",
+        messages=(
+            Message(role="tool", content=orjson.dumps(body).decode()),
+            Message(role="tool", content='{"status": "ok"}'),
+            Message(role="user", content="my date of birth is 1990-04-05"),
+        ),
+    )
+    out = redact_transcript(t).messages
+    got = orjson.loads(out[0].content or "")
+    assert got["name"] == {"first_name": "<NAME_1>", "last_name": "<NAME_2>"}
+    assert got["address"] == {"address1": "<ADDRESS_1>", "city": "Austin", "zip": "<ADDRESS_2>"}
+    assert (got["dob"], got["email"], got["reservations"]) == ("<DOB_1>", "<EMAIL_1>", ["NO6JO3"])
+    assert out[1].content == '{"status": "ok"}'  # nothing found: byte for byte
+    assert out[2].content == "my date of birth is <DOB_1>"

@@ -10,6 +10,7 @@ import typer
 from rlstream.curation import CurateOptions
 from rlstream.ingest import IngestOptions
 from rlstream.metrics import Profile, render_profile
+from rlstream.metrics.plot import profile_svg
 from rlstream.services.cli.common import console, friendly_errors, out
 from rlstream.services.cli.curate_cmd import curate_file, summarise
 from rlstream.services.cli.grade_cmd import SpecResolver, resolve_specs, run_grade
@@ -26,7 +27,7 @@ EXAMPLES = """
       --label-field answer --reward gsm8k --output out/
 
 OUTPUT gets transcripts.jsonl (+ rejects), scored.jsonl (+ failures), profile.json and
-dataset/ (manifest.json, grpo.jsonl, dpo.jsonl, sft.jsonl, next_steps.md).
+profile.svg (histogram + pass@k curves), dataset/ (manifest.json, grpo.jsonl, dpo.jsonl, sft.jsonl, next_steps.md).
 """
 
 
@@ -61,6 +62,7 @@ def run_pipeline(
         orjson.dumps(profile.to_json_dict(), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
     )
     out.print(render_profile(profile))
+    (output / "profile.svg").write_text(profile_svg(profile, curate_options.band))
     result, manifest = curate_file(scored, output / "dataset", curate_options)
     summarise(result, manifest, output / "dataset")
     return profile

@@ -12,6 +12,7 @@ from rlstream.services.cli.improve_cmd import improve_app
 from rlstream.services.cli.ingest_cmd import ingest
 from rlstream.services.cli.profile_cmd import profile
 from rlstream.services.cli.sample_cmd import sample
+from rlstream.services.cli.train_cmd import train
 
 app = typer.Typer(
     name="rlstream",
@@ -38,6 +39,7 @@ app.command("curate")(curate_command)
 app.add_typer(improve_app, name="improve")
 app.command("sample")(sample)
 app.command("demo")(demo)
+app.command("train")(train)
 app.add_typer(db.app, name="db")
 app.add_typer(services_cmd.app, name="services")
 

@@ -9,6 +9,7 @@ import typer
 
 from rlstream.jsonl import read_scored
 from rlstream.metrics import Profile, RolloutRow, profile_rows, render_profile
+from rlstream.metrics.plot import profile_svg
 from rlstream.services.cli.common import friendly_errors, out, progress, require_files
 
 EXAMPLES = """
@@ -16,6 +17,7 @@ EXAMPLES = """
 
   rlstream profile --in scored.jsonl
   rlstream profile --in scored.jsonl --json | jq .gradient_support
+  rlstream profile --in scored.jsonl --svg profile.svg
 
 Gradient support is the mean over groups (n ≥ 2) of p(1−p)/0.25: above 0.3 the set trains,
 below 0.05 it is flat. The unbiased form corrects small groups (× n/(n−1)).
@@ -37,10 +39,13 @@ def profile(
     src: Path = typer.Option(..., "--in", help="graded rollouts JSONL from `rlstream grade`"),
     as_json: bool = typer.Option(False, "--json", help="print the profile as JSON"),
     k_max: int = typer.Option(None, "--k-max", help="largest k for pass@k [default: max n]"),
+    svg: Path = typer.Option(None, "--svg", help="also draw the histogram and pass@k curves"),
 ) -> None:
     """Gradient support, pass@k, headroom, a hack scan and a verdict for graded rollouts."""
     require_files([src])
     p = profile_file(src, k_max=k_max)
+    if svg is not None:
+        svg.write_text(profile_svg(p))
     if as_json:
         out.print_json(orjson.dumps(p.to_json_dict()).decode())
     else:

@@ -10,6 +10,10 @@ PYTHON ?= $(shell for p in python3.11 python3.12 python3.13 python3; do \
   command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
   && { echo $$p; break; }; done)
 PYTEST_ARGS ?=
+# Optional-dependency groups installed into the venv (add `bench` for the peer comparisons).
+EXTRAS ?= test,k8s
+comma := ,
+STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
 .PHONY: test demo harness install venv clean-cache
 
@@ -19,12 +23,12 @@ $(PY):
 	$(PY) -m pip install -q --upgrade pip
 
 # Reinstall only when the project metadata changed (the install is editable).
-$(VENV)/.installed: pyproject.toml | $(PY)
-	$(PY) -m pip install -q -e '.[test,k8s]'
+$(STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e '.[$(EXTRAS)]'
 	@touch $@
 
 venv: $(PY)
-install: $(VENV)/.installed
+install: $(STAMP)
 
 harness: install
 	tools/harness/ensure-all.sh

@@ -137,6 +137,15 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     S.servers.prestart(needed)
 
 
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    # A module-level skip (e.g. pytest.importorskip) skips every test in it: CI must see it.
+    if report.skipped:
+        reason = (
+            str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        )
+        S.skipped[report.nodeid] = f"(whole module) {reason}"
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if report.failed:
         S.failed = True

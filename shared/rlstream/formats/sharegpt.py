@@ -88,7 +88,17 @@ def _turns(turns: list[Any]) -> list[Message]:
             if prev is not None and prev_turn_was_assistant and prev.role == "assistant":
                 out[-1] = prev.model_copy(update={"tool_calls": (*prev.tool_calls, *calls)})
             else:
-                out.append(Message(role="assistant", content=None, tool_calls=tuple(calls)))
+                ts = message_timestamp(turn, extra)
+                out.append(
+                    Message(
+                        role="assistant",
+                        content=None,
+                        tool_calls=tuple(calls),
+                        is_error=bool(turn.get("is_error", False)),
+                        timestamp=ts,
+                        extra=extra,
+                    )
+                )
             prev_turn_was_assistant = True
             continue
         role = _FROM.get(who.lower())

@@ -3,6 +3,8 @@ linkage and the conversation id, for every format."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -22,6 +24,12 @@ _json = st.recursive(
 _args = st.dictionaries(_ident, _json, max_size=4)
 
 
+_ts = st.none() | st.datetimes(
+    min_value=datetime(2020, 1, 1), max_value=datetime(2030, 1, 1), timezones=st.just(UTC)
+).map(lambda d: d.replace(microsecond=0))
+_extra = st.just({}) | st.fixed_dictionaries({"lang": st.sampled_from(["en", "de"])})
+
+
 @st.composite
 def transcripts(draw: st.DrawFn) -> Transcript:
     msgs: list[Message] = []
@@ -30,7 +38,9 @@ def transcripts(draw: st.DrawFn) -> Transcript:
     n_turns = draw(st.integers(1, 4))
     call_no = 0
     for _ in range(n_turns):
-        msgs.append(Message(role="user", content=draw(_text)))
+        msgs.append(
+            Message(role="user", content=draw(_text), timestamp=draw(_ts), extra=draw(_extra))
+        )
         if draw(st.booleans()):
             calls = []
             for _ in range(draw(st.integers(1, 3))):
@@ -39,7 +49,15 @@ def transcripts(draw: st.DrawFn) -> Transcript:
                     ToolCall(id=f"call_{call_no}", name=draw(_ident), arguments=draw(_args))
                 )
             said = draw(st.none() | _text)
-            msgs.append(Message(role="assistant", content=said, tool_calls=tuple(calls)))
+            msgs.append(
+                Message(
+                    role="assistant",
+                    content=said,
+                    tool_calls=tuple(calls),
+                    timestamp=draw(_ts),
+                    extra=draw(_extra),
+                )
+            )
             for c in calls:
                 msgs.append(
                     Message(
@@ -48,6 +66,7 @@ def transcripts(draw: st.DrawFn) -> Transcript:
                         tool_call_id=c.id,
                         name=c.name,
                         is_error=draw(st.booleans()),
+                        timestamp=draw(_ts),
                     )
                 )
         msgs.append(Message(role="assistant", content=draw(_text)))
@@ -68,6 +87,8 @@ def _shape(t: Transcript) -> list[tuple[object, ...]]:
             m.tool_call_id,
             m.name,
             m.is_error,
+            m.timestamp,
+            m.extra.get("lang"),
             [(c.id, c.name, c.arguments) for c in m.tool_calls],
         )
         for m in t.messages

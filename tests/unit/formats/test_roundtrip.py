@@ -74,6 +74,13 @@ def transcripts(draw: st.DrawFn) -> Transcript:
         conversation_id=draw(st.from_regex(r"conv-[a-z0-9]{4,12}", fullmatch=True)),
         messages=tuple(msgs),
         model=draw(st.none() | st.just("gpt-4o")),
+        tools=draw(
+            st.just(())
+            | st.just(({"name": "lookup", "description": "d", "parameters": {"type": "object"}},))
+        ),
+        agent_version=draw(st.none() | st.just("bot@1.2")),
+        label=draw(st.none() | _text),
+        started_at=draw(_ts),
         outcome=draw(st.just({}) | st.just({"resolved": True})),
         metadata={"task_id": draw(_ident)},
     )
@@ -108,6 +115,12 @@ def test_round_trip_preserves_messages_calls_and_ids(fmt: str, t: Transcript) ->
     assert back.conversation_id == t.conversation_id
     assert _shape(back) == _shape(t)
     assert back.model == t.model
+    assert (back.tools, back.agent_version, back.label, back.started_at) == (
+        t.tools,
+        t.agent_version,
+        t.label,
+        t.started_at,
+    )
     assert back.outcome == t.outcome
     assert back.metadata.get("task_id") == t.metadata["task_id"]
 

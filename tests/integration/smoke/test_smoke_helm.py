@@ -37,6 +37,24 @@ def test_helm_version(helm_bin: Path) -> None:
 
 
 @pytest.mark.helm
+def test_lint_strict(helm_bin: Path) -> None:
+    out = _helm(helm_bin, "lint", "--strict", str(CHART))
+    assert "0 chart(s) failed" in out
+
+
+@pytest.mark.helm
+def test_kube_version_constraint_is_enforced(helm_bin: Path) -> None:
+    # Proves the helm build's k8s capability ldflags: 1.36 passes, an old cluster is refused.
+    res = subprocess.run(
+        [str(helm_bin), "template", "rls", str(CHART), "--kube-version", "1.29.0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert res.returncode != 0 and "kubeVersion" in res.stderr
+
+
+@pytest.mark.helm
 def test_template_renders_expected_objects(helm_bin: Path) -> None:
     docs = _render(helm_bin)
     kinds = sorted((d["kind"], d["metadata"]["name"]) for d in docs)

@@ -23,8 +23,8 @@ from rlstream.pii.detectors import (
     SECRET_KEY,
     Kind,
     find_spans,
-    luhn_ok,
 )
+from rlstream.pii.validators import luhn_ok
 from rlstream.transcript.model import Message, ToolCall, Transcript
 
 _NON_ALNUM = re.compile(r"[^0-9A-Za-z]")

@@ -14,7 +14,8 @@ import string
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from rlstream.pii.detectors import KINDS, Kind, iban_ok, luhn_ok
+from rlstream.pii.detectors import KINDS, Kind
+from rlstream.pii.validators import iban_ok, luhn_ok
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from rlstream.pii import Redactor, find_spans, redact_text, redact_transcript
-from rlstream.pii.detectors import iban_ok, luhn_ok
 from rlstream.pii.synth import generate, generate_heldout, make_iban
+from rlstream.pii.validators import iban_ok, luhn_ok
 from rlstream.transcript.model import Message, ToolCall, Transcript
 
 pytestmark = pytest.mark.unit

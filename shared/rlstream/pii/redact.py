@@ -28,6 +28,10 @@ from rlstream.pii.validators import luhn_ok
 from rlstream.transcript.model import Message, ToolCall, Transcript
 
 _NON_ALNUM = re.compile(r"[^0-9A-Za-z]")
+_SCALARS = frozenset({int, float, bool})
+#: shorter strings hold no detectable PII (the shortest, an IPv4 like 1.1.1.1, has 7 chars);
+#: keyed values ({"pin": "1234"}) are checked before this cut
+_MIN_PII_LEN = 7
 _PHONE_CHARS = re.compile(r"^\+?[\d\s().-]{7,24}$")
 _KEY_HINTS: tuple[tuple[re.Pattern[str], Kind], ...] = (
     (
@@ -132,28 +136,44 @@ class Redactor:
         return None
 
     def value(self, v: Any, key: str | None = None) -> Any:
-        """Redact every string inside a JSON value (dict keys are left alone)."""
-        if isinstance(v, str):
-            if key is not None:
+        """Redact every string inside a JSON value (dict keys are left alone).
+
+        Returns ``v`` itself when nothing changed, so callers can skip copies cheaply.
+        """
+        t = type(v)
+        if t is str:
+            if key is not None and _key_kind(key) is not None:
                 hit = self._keyed(key, v)
                 if hit is not None:
                     return hit
-            return self.text(v)
-        if not v:
-            return v
-        if isinstance(v, Mapping):
-            changed = False
-            out: dict[str, Any] = {}
+            return self.text(v) if len(v) >= _MIN_PII_LEN else v
+        if t is dict or (t is not list and t is not tuple and isinstance(v, Mapping)):
+            out: dict[str, Any] | None = None
             for k, item in v.items():
-                new = self.value(item, str(k))
-                changed = changed or new is not item
-                out[k] = new
-            return out if changed else v
-        if isinstance(v, list | tuple):
-            items = [self.value(x, key) for x in v]
-            if all(a is b for a, b in zip(items, v, strict=True)):
-                return v
-            return items
+                if item is None or type(item) in _SCALARS:
+                    if type(item) is int and _key_kind(str(k)) is not None:
+                        new = self._keyed(str(k), str(item))  # {"phone": 4155550132}
+                        if new is not None:
+                            out = dict(v) if out is None else out
+                            out[k] = new
+                    continue
+                new = self.value(item, k if type(k) is str else str(k))
+                if new is not item:
+                    if out is None:
+                        out = dict(v)
+                    out[k] = new
+            return v if out is None else out
+        if t is list or t is tuple:
+            items: list[Any] | None = None
+            for idx, item in enumerate(v):
+                if item is None or type(item) in _SCALARS:
+                    continue
+                new = self.value(item, key)
+                if new is not item:
+                    if items is None:
+                        items = list(v)
+                    items[idx] = new
+            return v if items is None else items
         return v
 
     def _call(self, c: ToolCall) -> ToolCall:

@@ -220,3 +220,12 @@ def test_json_tool_results_are_redacted_by_key_and_stay_json() -> None:
     assert (got["dob"], got["email"], got["reservations"]) == ("<DOB_1>", "<EMAIL_1>", ["NO6JO3"])
     assert out[1].content == '{"status": "ok"}'  # nothing found: byte for byte
     assert out[2].content == "my date of birth is <DOB_1>"
+
+
+def test_keyed_numbers_are_redacted_too() -> None:
+    r = Redactor()
+    assert r.value({"phone": 4155550132, "qty": 3, "pin": 4821}) == {
+        "phone": "<PHONE_1>",
+        "qty": 3,
+        "pin": "<SECRET_1>",
+    }

@@ -65,7 +65,8 @@ def _combine(t: Transcript, spec: RewardSpec, results: list[RewardResult]) -> Sc
         w = item.entry.weight
         total_w += w
         acc += w * r.score
-        passed = passed and r.passed
+        if not r.passed:
+            passed = False
     score = min(1.0, max(0.0, acc / total_w))
     return fast_model(
         ScoredRollout,
@@ -209,7 +210,7 @@ def _peer_judge(solo: list[SpecItem]) -> Callable[[Transcript, dict[str, RewardR
 
     def by_outcome(t: Transcript, _res: dict[str, Any]) -> bool:
         try:
-            return outcome(t, empty).passed
+            return outcome.passes(t, empty)
         except RlstreamError:
             return False
 

@@ -30,7 +30,17 @@ PosVotes = list[dict[str, dict[str, int]]]
 class Votes:
     """Vote counts of a peer group; :meth:`reference` is the consensus without some peers."""
 
-    __slots__ = ("_by_cid", "_full", "_members", "_names_of", "_pos_args", "_tallies", "_values")
+    __slots__ = (
+        "_by_cid",
+        "_done",
+        "_full",
+        "_members",
+        "_names_of",
+        "_pos_args",
+        "_sig",
+        "_tallies",
+        "_values",
+    )
 
     def __init__(self, peer_calls: Sequence[list[Call]], cids: Sequence[str] = ()) -> None:
         self._names_of: list[Names] = []
@@ -40,6 +50,11 @@ class Votes:
         self._values: dict[str, Any] = {}
         self._tallies: dict[Names, PosVotes] = {}
         self._full: Ref | None = None
+        #: per peer, an id of its (names, arguments) signature: peers with equal signatures
+        #: contribute equal votes, so leaving either out gives the same consensus
+        self._sig: list[int] = []
+        sigs: dict[tuple[Names, tuple[tuple[tuple[str, str], ...], ...]], int] = {}
+        self._done: dict[tuple[int, ...], Ref] = {}
         for i, calls in enumerate(peer_calls):
             uniq: dict[str, Call] = {}
             for c in calls:  # first occurrence fixes the order, the last one is kept
@@ -57,6 +72,8 @@ class Votes:
                     pairs.append((k, enc))
                 per_pos.append(pairs)
             self._pos_args.append(per_pos)
+            sig = (names, tuple(tuple(p) for p in per_pos))
+            self._sig.append(sigs.setdefault(sig, len(sigs)))
         self._by_cid: dict[str, list[int]] = {}
         for i, cid in enumerate(cids):
             self._by_cid.setdefault(cid, []).append(i)
@@ -74,7 +91,11 @@ class Votes:
             return self._full
         if len(out) == len(self._names_of):
             return None
-        return self._consensus(out)
+        key = tuple(sorted(self._sig[i] for i in out))
+        ref = self._done.get(key)
+        if ref is None:
+            ref = self._done[key] = self._consensus(out)
+        return ref
 
     def _consensus(self, out: Sequence[int]) -> Ref:
         left: dict[Names, int] = {n: len(m) for n, m in self._members.items()}

@@ -19,6 +19,7 @@ from rlstream.transcript import Transcript
 _FENCE = re.compile(
     r"```[ \t]*(?:json|tool_call|tool|function)?[ \t]*\n?(.*?)```", re.DOTALL | re.I
 )
+_FENCE_HEAD = re.compile(r"[ \t]*(?:json|tool_call|tool|function)?[ \t]*\n?", re.I)
 _NUMERIC = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _ARG_KEYS = ("arguments", "args", "parameters", "params", "input", "kwargs")
 _NAME_KEYS = ("name", "tool", "tool_name", "function", "function_name")
@@ -53,14 +54,44 @@ def call_from_obj(obj: Any) -> tuple[str, Any] | None:
     fn = obj.get("function")
     if isinstance(fn, dict):  # OpenAI {"type": "function", "function": {...}}
         return call_from_obj(fn)
-    name = next((obj[k] for k in _NAME_KEYS if isinstance(obj.get(k), str)), None)
+    name: str | None = None
+    for k in _NAME_KEYS:  # the first key holding a string names the call ("" names none)
+        v = obj.get(k)
+        if isinstance(v, str):
+            name = v
+            break
     if not name:
         return None
-    args: Any = next((obj[k] for k in _ARG_KEYS if k in obj), {})
+    args: Any = {}
+    for k in _ARG_KEYS:
+        if k in obj:
+            args = obj[k]
+            break
     if isinstance(args, str):
         parsed = _loads(args)
         args = parsed if parsed is not None else {"__raw__": args}
     return name, args
+
+
+def fenced_blocks(text: str) -> list[str]:
+    """``_FENCE.findall(text)`` without the regex walking every character lazily: the head
+    after an opening fence is matched by regex, the closing fence found with ``str.find``.
+
+    Equivalent because the head never contains a backtick, so the first closing fence after
+    it is the one the lazy ``(.*?)`` stops at, and an opening without a closing fence means
+    no later opening has one either.
+    """
+    out: list[str] = []
+    pos = 0
+    head = _FENCE_HEAD.match
+    while (start := text.find("```", pos)) >= 0:
+        body = head(text, start + 3).end()  # type: ignore[union-attr]  # matches ""
+        end = text.find("```", body)
+        if end < 0:
+            break
+        out.append(text[body:end])
+        pos = end + 3
+    return out
 
 
 def calls_in_text(text: str) -> list[tuple[str, Any]]:
@@ -68,7 +99,7 @@ def calls_in_text(text: str) -> list[tuple[str, Any]]:
     out: list[tuple[str, Any]] = []
     if "```" not in text:
         return out
-    for block in _FENCE.findall(text):
+    for block in fenced_blocks(text):
         data = _loads(block.strip())
         if isinstance(data, dict) and isinstance(data.get("tool_calls"), list):
             data = data["tool_calls"]

@@ -66,16 +66,26 @@ class OutcomeReward:
             components["task_reward"] = _scaled(task, self.reward_range, "task reward")
         return components
 
-    def __call__(self, transcript: Transcript, context: RewardContext) -> RewardResult:
+    def _signals(self, transcript: Transcript, context: RewardContext) -> dict[str, float]:
         components = self._components(transcript.outcome)
         if not components and isinstance(context.label, dict):
             components = self._components(context.label)
-        reasons: list[str] = []
         if not components:
             raise MissingContextError(
                 "outcome needs a logged outcome (resolved, csat or a task reward) in "
                 "transcript.outcome"
             )
+        return components
+
+    def passes(self, transcript: Transcript, context: RewardContext) -> bool:
+        """``self(transcript, context).passed`` without building the result (the grader
+        asks this of every rollout when it picks a group's passing peers)."""
+        components = self._signals(transcript, context)
+        return clamp(sum(components.values()) / len(components)) >= self.threshold
+
+    def __call__(self, transcript: Transcript, context: RewardContext) -> RewardResult:
+        components = self._signals(transcript, context)
+        reasons: list[str] = []
         score = sum(components.values()) / len(components)
         if score < self.threshold:
             reasons.append(

@@ -109,18 +109,18 @@ class ToolCallingReward:
         invented: set[str] = set()
         for c in calls:
             k = c.key
-            n = counts.get(k)
-            if n is None:
+            if k in counts:
+                counts[k] += 1
+            else:
                 counts[k] = 1
                 unique.append(c)
-            else:
-                counts[k] = n + 1
             if types and c.name not in types:
                 invented.add(c.name)
-        if len(unique) < len(calls):
-            spam = {k for k, n in counts.items() if n > self.max_repeats}
-        else:
-            spam = set()
+        spam = (
+            {k for k, n in counts.items() if n > self.max_repeats}
+            if len(unique) < len(calls)
+            else _NO_KEYS
+        )
 
         used: set[int] = set()
         good_keys: set[str] = set()
@@ -132,7 +132,7 @@ class ToolCallingReward:
             for i, c in enumerate(unique):
                 if c.name != name or i in used:
                     continue
-                frac = _arg_fraction(ref_args, c.args)
+                frac = _arg_fraction(ref_args, c.args) if ref_args else 1.0
                 if frac > best_frac:
                     best, best_frac = i, frac
                 if frac == 1.0:
@@ -152,7 +152,10 @@ class ToolCallingReward:
         n_ref = len(ref)
         n_unique = len(unique)
         correct = len(positions) / n_ref if n_ref else (1.0 if not unique else 0.0)
-        in_order = _lis(positions) / len(positions) if positions else 1.0
+        if not positions or positions == sorted(positions):  # distinct indices: in order
+            in_order = 1.0
+        else:
+            in_order = _lis(positions) / len(positions)
         n_extra = n_unique - len(used)
         precision = 1.0 - 0.5 * (n_extra / n_unique) if unique else 1.0
         if n_extra:
@@ -190,10 +193,13 @@ class ToolCallingReward:
                     "no_spam": 0.0 if spam else 1.0,
                 },
                 "reasons": tuple(reasons),
-                "turn_scores": _turn_scores(calls, n_turns, good_keys, types, spam),
+                "turn_scores": _turn_scores(calls, n_turns, good_keys, types),
                 "features": {},
             },
         )
+
+
+_NO_KEYS: frozenset[str] = frozenset()
 
 
 def _clamp(x: float) -> float:
@@ -271,22 +277,23 @@ def _lis(xs: list[int]) -> int:
 
 
 def _turn_scores(
-    calls: list[Call], n_turns: int, good: set[str], types: Types, spam: set[str]
+    calls: list[Call], n_turns: int, good: set[str], types: Types
 ) -> tuple[float, ...]:
     """Each assistant turn: share of its calls that are correct, first-time, declared calls;
     a turn without calls did nothing wrong with tools and scores 1."""
     if not calls:
         return (1.0,) * n_turns
-    per: list[list[float]] = [[] for _ in range(n_turns)]
+    ok = [0] * n_turns
+    made = [0] * n_turns
     seen: set[str] = set()
     for c in calls:
         k = c.key
-        ok = k in good and k not in seen and not (types and c.name not in types)
-        if k in spam and k in seen:
-            ok = False
-        seen.add(k)
-        per[c.turn].append(1.0 if ok else 0.0)
-    return tuple(sum(v) / len(v) if v else 1.0 for v in per)
+        made[c.turn] += 1
+        if k not in seen:  # a repeat is never a good call
+            seen.add(k)
+            if k in good and not (types and c.name not in types):
+                ok[c.turn] += 1
+    return tuple(o / m if m else 1.0 for o, m in zip(ok, made, strict=True))
 
 
 _REF_CACHE: dict[tuple[bytes, int], Ref | None] = {}

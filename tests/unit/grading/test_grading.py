@@ -10,7 +10,7 @@ from rlstream.rewards import registry
 from rlstream.rewards.base import RewardContext, RewardResult
 from rlstream.rewards.scored import ScoredRollout
 from rlstream.sampledata import generate_transcripts
-from rlstream.transcript import Message, Transcript
+from rlstream.transcript import Message, ToolCall, Transcript
 
 pytestmark = pytest.mark.unit
 
@@ -128,3 +128,20 @@ def test_fast_construction_equals_validated_models() -> None:
     assert slow == fast and slow.model_dump() == fast.model_dump()
     for r in fast.results:
         assert RewardResult.model_validate(r.model_dump()) == r
+
+
+def test_outcome_judge_skips_an_unreadable_outcome_instead_of_crashing() -> None:
+    """A NaN csat made the whole batch raise (the judge built a full result, which refuses
+    NaN); now that rollout is just not a passing peer."""
+
+    def call(cid: str, outcome: dict[str, Any]) -> Transcript:
+        msgs = (
+            Message(role="user", content="q"),
+            Message(role="assistant", tool_calls=(ToolCall(name="lookup", arguments={"id": 1}),)),
+        )
+        return Transcript(conversation_id=cid, task_key="t", messages=msgs, outcome=outcome)
+
+    ts = [call("a", {"csat": "nan"}), call("b", {"resolved": True}), call("c", {"resolved": True})]
+    out = list(grade_many(ts, RewardSpec.from_names(["tool_calling"])))
+    assert [type(o).__name__ for o in out] == ["ScoredRollout"] * 3
+    assert all(o.passed for o in out if isinstance(o, ScoredRollout))

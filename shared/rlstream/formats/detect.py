@@ -16,12 +16,17 @@ _ANTHROPIC_BLOCKS = frozenset(
 )
 
 
+_GENAI_PREFIXES = ("gen_ai.", "llm.input_messages.", "llm.output_messages.")
+
+
 def _has_gen_ai(attrs: Any) -> bool:
+    """GenAI semantic-convention (or OpenInference) message attributes present."""
     if isinstance(attrs, Mapping):
-        return any(k.startswith("gen_ai.") for k in attrs)
+        return any(k.startswith(_GENAI_PREFIXES) for k in attrs)
     if isinstance(attrs, list):
         return any(
-            isinstance(a, Mapping) and str(a.get("key", "")).startswith("gen_ai.") for a in attrs
+            isinstance(a, Mapping) and str(a.get("key", "")).startswith(_GENAI_PREFIXES)
+            for a in attrs
         )
     return False
 

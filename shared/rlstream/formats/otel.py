@@ -23,8 +23,10 @@ from rlstream.formats._build import build, link_tool_names
 from rlstream.formats._common import as_text, jsonable, loads_maybe, tool_from_openai
 from rlstream.transcript.model import Message, ToolCall, Transcript
 
-_INDEXED = re.compile(r"^gen_ai\.(prompt|completion)\.(\d+)\.(.+)$")
-_CALL_FIELD = re.compile(r"^tool_calls\.(\d+)\.(.+)$")
+_INDEXED = re.compile(
+    r"^(?:gen_ai\.(prompt|completion)\.(\d+)\.|llm\.(input|output)_messages\.(\d+)\.message\.)(.+)$"
+)
+_CALL_FIELD = re.compile(r"^tool_calls\.(\d+)\.(?:tool_call\.)?(?:function\.)?(.+)$")
 _OTLP_VALUE_KEYS = ("stringValue", "intValue", "doubleValue", "boolValue", "bytesValue")
 _MSG_ATTRS = frozenset(
     {
@@ -154,15 +156,18 @@ def _json_messages(value: Any, what: str) -> list[Message]:
 
 
 def _indexed(attrs: Mapping[str, Any], used: set[str]) -> list[Message]:
-    """Legacy ``gen_ai.prompt.{i}.*`` / ``gen_ai.completion.{i}.*`` attributes."""
+    """Indexed message attributes: legacy GenAI ``gen_ai.prompt.{i}.*`` /
+    ``gen_ai.completion.{i}.*`` and OpenInference ``llm.input_messages.{i}.message.*`` /
+    ``llm.output_messages.{i}.message.*`` (Phoenix / Arize instrumentations)."""
     slots: dict[tuple[int, int], dict[str, Any]] = {}
     for key, value in attrs.items():
         m = _INDEXED.match(key)
         if m is None:
             continue
         used.add(key)
-        kind, idx, field = m.group(1), int(m.group(2)), m.group(3)
-        slot = slots.setdefault((0 if kind == "prompt" else 1, idx), {})
+        kind = m.group(1) or m.group(3)
+        idx, field = int(m.group(2) or m.group(4)), m.group(5)
+        slot = slots.setdefault((0 if kind in ("prompt", "input") else 1, idx), {})
         cm = _CALL_FIELD.match(field)
         if cm is not None:
             call = slot.setdefault("tool_calls", {}).setdefault(int(cm.group(1)), {})
@@ -287,8 +292,8 @@ def parse_otel(record: Mapping[str, Any]) -> Transcript:
     tools = [
         tool_from_openai(t) for t in (tools_raw if isinstance(tools_raw, list) else [tools_raw])
     ]
-    conv = attrs.get("gen_ai.conversation.id") or span_id or trace_id
-    model = attrs.get("gen_ai.request.model")
+    conv = attrs.get("gen_ai.conversation.id") or attrs.get("session.id") or span_id or trace_id
+    model = attrs.get("gen_ai.request.model") or attrs.get("llm.model_name")
     consumed = _SPAN_KEYS | {"spans", "resourceSpans"}
     return build(
         record,

@@ -216,3 +216,31 @@ def test_get_path_handles_lists_and_dotted_keys() -> None:
     assert get_path(rec, "a.0.b") == 1
     assert get_path(rec, "attributes.gen_ai.conversation.id") == "c"
     assert get_path(rec, "a.5.b") is None and get_path(rec, "x.y") is None
+
+
+def test_otel_openinference_attributes() -> None:
+    span = {
+        "context": {"trace_id": "0xabc", "span_id": "0xdef"},
+        "name": "ChatCompletion",
+        "attributes": {
+            "llm.model_name": "gpt-4o-mini",
+            "session.id": "sess-42",
+            "llm.input_messages.0.message.role": "system",
+            "llm.input_messages.0.message.content": "Be brief.",
+            "llm.input_messages.1.message.role": "user",
+            "llm.input_messages.1.message.content": "Weather in Oslo?",
+            "llm.output_messages.0.message.role": "assistant",
+            "llm.output_messages.0.message.tool_calls.0.tool_call.id": "call_9",
+            "llm.output_messages.0.message.tool_calls.0.tool_call.function.name": "weather",
+            "llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments": '{"city": "Oslo"}',
+            "openinference.span.kind": "LLM",
+        },
+    }
+    assert detect_format(span) == "otel"
+    t = parse_record(span)
+    assert t.conversation_id == "sess-42" and t.model == "gpt-4o-mini"
+    assert [m.role for m in t.messages] == ["system", "user", "assistant"]
+    call = t.messages[2].tool_calls[0]
+    assert (call.id, call.name, call.arguments) == ("call_9", "weather", {"city": "Oslo"})
+    assert t.metadata["attributes"]["openinference.span.kind"] == "LLM"
+    assert t.metadata["trace_id"] == "0xabc"

@@ -84,6 +84,15 @@ async def wait_scored(st: Stack, n: int, timeout: float) -> list:
     return list(out.values())
 
 
+def cpu_s(pid: int) -> float:
+    """utime + stime of a process (and its reaped children), in seconds."""
+    import os
+
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
 def pct(xs: list[float], q: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else float("nan")
@@ -121,12 +130,17 @@ def main() -> None:
         asyncio.run(wait_scored(st, 200, 120))
         recs = records(a.n, a.tasks, "c")
         raw_ts: dict[str, int] = {}
+        procs = [p for p in st.procs if p.proc is not None]
+        cpu0 = {id(p): cpu_s(p.proc.pid) for p in procs}
         produce_s = asyncio.run(
             produce_paced(st.bootstrap, st.topic(topics.CONVERSATIONS_RAW), recs, a.rate)
         )
         for r in asyncio.run(read_topic(st.bootstrap, st.topic(topics.CONVERSATIONS_RAW), 60)):
             raw_ts[r.key.decode()] = r.timestamp
         scored = asyncio.run(wait_scored(st, a.n + 200, a.timeout))
+        cpu = {}
+        for p in procs:
+            cpu[p.name] = cpu.get(p.name, 0.0) + cpu_s(p.proc.pid) - cpu0[id(p)]
         lat = []
         last = 0
         first = min(v for k, v in raw_ts.items() if not k.startswith("warm"))
@@ -149,6 +163,14 @@ def main() -> None:
             f"throughput={got / span if span else 0:.0f}/s "
             f"p50_ms={pct(lat, 0.5) * 1000:.0f} p99_ms={pct(lat, 0.99) * 1000:.0f} "
             f"max_ms={max(lat, default=0) * 1000:.0f}"
+        )
+        per = {k: v / max(got, 1) * 1e6 for k, v in cpu.items()}
+        total = sum(per.values())
+        print(
+            "load: service CPU per conversation: "
+            + " ".join(f"{k}={v:.0f}us" for k, v in per.items())
+            + f" total={total:.0f}us -> {1e6 / total:.0f}/s per dedicated core, "
+            f"{2e6 / total:.0f}/s on 2 cores (services only; broker/PG not counted)"
         )
     finally:
         st.stop_all()

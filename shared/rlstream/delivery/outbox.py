@@ -36,10 +36,27 @@ def make_producer(bootstrap: str, client_id: str, max_request_size: int) -> AIOK
 
 
 @dataclass(slots=True)
+class _Out(Generic[R]):
+    topic: str
+    key: bytes | None
+    value: bytes
+    headers: list[tuple[str, bytes]]
+    ref: R | None
+
+
+@dataclass(slots=True)
 class Outbox(Generic[R]):
+    """Collects a batch's outputs, then sends them as per-partition record batches.
+
+    ``producer.send`` per record spends ~60 µs of Python in partitioning and accumulator
+    bookkeeping; building one ``BatchBuilder`` per partition costs a fraction of that. A
+    batch the broker refuses for a reason tied to its records (e.g. too large) is re-sent
+    record by record so that exactly the offending records are reported.
+    """
+
     producer: AIOKafkaProducer
     service: str
-    _pending: list[tuple[R | None, str, asyncio.Future[Any]]] = field(default_factory=list)
+    _pending: list[_Out[R]] = field(default_factory=list)
 
     async def add(
         self,
@@ -49,25 +66,66 @@ class Outbox(Generic[R]):
         headers: Headers = (),
         ref: R | None = None,
     ) -> None:
-        try:
-            fut = await self.producer.send(topic, value=value, key=key, headers=list(headers))
-        except Exception as exc:  # refused before enqueueing (e.g. too large)
-            failed: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-            failed.set_exception(exc)
-            fut = failed
-        self._pending.append((ref, topic, fut))
+        self._pending.append(_Out(topic, key, value, list(headers), ref))
 
     async def flush(self) -> list[tuple[R | None, BaseException]]:
-        """Wait for all sends; return (ref, error) for each one that failed."""
+        """Send everything added; return (ref, error) for each record that failed."""
         pending, self._pending = self._pending, []
-        results = await asyncio.gather(*(f for _, _, f in pending), return_exceptions=True)
+        if not pending:
+            return []
+        prod = self.producer
+        by_part: dict[tuple[str, int], list[_Out[R]]] = {}
+        for topic in {o.topic for o in pending}:
+            await prod.partitions_for(topic)  # metadata for the partitioner
+        for o in pending:
+            part = prod._partition(
+                o.topic, None, None, None, o.key, o.value
+            )  # aiokafka's own partitioner
+            by_part.setdefault((o.topic, part), []).append(o)
+        sent: list[tuple[list[_Out[R]], asyncio.Future[Any]]] = []
+        for (topic, part), outs in by_part.items():
+            batch = prod.create_batch()
+            chunk: list[_Out[R]] = []
+            for o in outs:
+                if (
+                    batch.append(key=o.key, value=o.value, timestamp=None, headers=o.headers)
+                    is None
+                ):
+                    sent.append((chunk, await prod.send_batch(batch, topic, partition=part)))
+                    batch, chunk = prod.create_batch(), []
+                    batch.append(key=o.key, value=o.value, timestamp=None, headers=o.headers)
+                chunk.append(o)
+            if chunk:
+                sent.append((chunk, await prod.send_batch(batch, topic, partition=part)))
+        results = await asyncio.gather(*(f for _, f in sent), return_exceptions=True)
         failures: list[tuple[R | None, BaseException]] = []
         counts: dict[str, int] = {}
-        for (ref, topic, _), res in zip(pending, results, strict=True):
-            if isinstance(res, BaseException):
-                failures.append((ref, res))
+        for (chunk, _), res in zip(sent, results, strict=True):
+            if not isinstance(res, BaseException):
+                counts[chunk[0].topic] = counts.get(chunk[0].topic, 0) + len(chunk)
+            elif len(chunk) == 1 or _transient(res):
+                failures += [(o.ref, res) for o in chunk]
             else:
-                counts[topic] = counts.get(topic, 0) + 1
+                failures += await self._one_by_one(chunk, counts)
         for topic, n in counts.items():
             PUBLISHED.labels(self.service, topic).inc(n)
         return failures
+
+    async def _one_by_one(
+        self, chunk: list[_Out[R]], counts: dict[str, int]
+    ) -> list[tuple[R | None, BaseException]]:
+        failures: list[tuple[R | None, BaseException]] = []
+        for o in chunk:
+            try:
+                fut = await self.producer.send(o.topic, o.value, o.key, headers=o.headers)
+                await fut
+                counts[o.topic] = counts.get(o.topic, 0) + 1
+            except Exception as exc:
+                failures.append((o.ref, exc))
+        return failures
+
+
+def _transient(exc: BaseException) -> bool:
+    from rlstream.delivery.disposition import Action, disposition
+
+    return disposition(exc).action is Action.RETRY

@@ -72,6 +72,10 @@ def test_rebalance_two_graders_in_one_group(make_stack) -> None:
     st = make_stack()
     st.start("ingest")
     g1, g2 = st.start("grader", "grader")
+    # both members own partitions before the data flows (the group join takes a moment)
+    assert wait_until(lambda: all("assigned to partitions" in g.tail(400) for g in (g1, g2)), 60), (
+        g1.tail() + g2.tail()
+    )
     records = convs(400, "b")
 
     def stop_one(i: int) -> None:
@@ -80,8 +84,8 @@ def test_rebalance_two_graders_in_one_group(make_stack) -> None:
 
     produce_in_chunks(st, records, 3, stop_one)
     all_scored_once(st, 400)
-    # both consumers really shared the work before the rebalance
-    assert "assigned to partitions" in g1.tail(400) and "assigned to partitions" in g2.tail(400)
+    # after g2 left, g1 was assigned again (the rebalance happened)
+    assert g1.tail(400).count("assigned to partitions") >= 2
 
 
 def test_broker_restart(make_stack, kafka) -> None:

@@ -38,10 +38,39 @@ class Msg:
         self.nacked += 1
 
 
+class Batch:
+    def __init__(self) -> None:
+        self.records: list[tuple[bytes | None, bytes]] = []
+
+    def append(self, *, key: bytes | None, value: bytes, timestamp: Any, headers: Any) -> Any:
+        self.records.append((key, value))
+        return object()
+
+
 class Producer:
+    """Enough of AIOKafkaProducer for the Outbox: batches per partition, or one by one."""
+
     def __init__(self, fail: bool = False) -> None:
         self.sent: list[tuple[str, bytes | None, bytes]] = []
         self.fail = fail
+
+    async def partitions_for(self, topic: str) -> set[int]:
+        return {0}
+
+    def _partition(self, *args: Any) -> int:
+        return 0
+
+    def create_batch(self) -> Batch:
+        return Batch()
+
+    async def send_batch(self, batch: Batch, topic: str, *, partition: int) -> Any:
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        if self.fail:
+            fut.set_exception(ConnectionError("broker gone"))
+        else:
+            self.sent += [(topic, k, v) for k, v in batch.records]
+            fut.set_result(None)
+        return fut
 
     async def send(self, topic: str, value: bytes, key: bytes | None, headers: Any) -> Any:
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()

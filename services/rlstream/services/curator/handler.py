@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rlstream.delivery import Item, Rejected, apply_isolating, decode_all
+from rlstream.delivery.idempotency import SeenKeys
 from rlstream.delivery.runtime import Runtime
 from rlstream.errors import MessageTooLarge
 from rlstream.events import DatasetProfile, DatasetReleased, LineageSummary, topics
@@ -67,11 +68,11 @@ class CuratorHandler:
     async def handle(self, records: Sequence[Any]) -> list[Rejected]:
         decoded = decode_all(records, self.decode)
         items = decoded.items
-        redis = self.rt.redis
         missing = items
-        if redis is not None and items:
-            keys = [redis.idem_key("scored", i.value.rollout_id) for i in items]
-            flags = await redis.redis.mget(keys)
+        if self.rt.redis is not None and items:
+            flags = await SeenKeys(self.rt.redis, "scored").seen(
+                [i.value.rollout_id for i in items]
+            )
             missing = [i for i, f in zip(items, flags, strict=True) if not f]
 
         async def save(batch: list[Item[ScoredRollout]]) -> None:

@@ -19,6 +19,7 @@ from rlstream.delivery import (
     decode_all,
     reject_or_retry,
 )
+from rlstream.delivery.idempotency import SeenKeys
 from rlstream.delivery.runtime import Runtime
 from rlstream.errors import ConfigError, MessageTooLarge
 from rlstream.events import topics
@@ -82,10 +83,9 @@ class GraderHandler:
 
     async def publish(self, items: list[Item[ScoredRollout]]) -> list[Rejected]:
         rt = self.rt
-        redis = rt.redis
-        if redis is not None and items:
-            pipe = [redis.idem_key("scored", i.value.rollout_id) for i in items]
-            flags = [bool(x) for x in await redis.redis.mget(pipe)]
+        seen_keys = SeenKeys(rt.redis, "scored") if rt.redis is not None else None
+        if seen_keys is not None and items:
+            flags = await seen_keys.seen([i.value.rollout_id for i in items])
             items = [i for i, f in zip(items, flags, strict=True) if not f]
         if not items:
             return []
@@ -105,11 +105,6 @@ class GraderHandler:
             )
         failed = {id(ref): exc for ref, exc in await box.flush()}
         bad += [reject_or_retry(it.record, failed[id(it)]) for it in ok if id(it) in failed]
-        done = (
-            [redis.idem_key("scored", it.value.rollout_id) for it in ok if id(it) not in failed]
-            if redis
-            else []
-        )
-        if done:
-            await redis.mark_seen(done)
+        if seen_keys is not None:
+            await seen_keys.mark([it.value.rollout_id for it in ok if id(it) not in failed])
         return bad

@@ -15,6 +15,7 @@ import orjson
 
 from rlstream.assembly import Assembled, Assembler
 from rlstream.delivery import Item, Rejected, apply_isolating, reject_or_retry
+from rlstream.delivery.idempotency import SeenKeys
 from rlstream.delivery.runtime import Runtime
 from rlstream.errors import MessageTooLarge, ParseError, UnknownFormatError
 from rlstream.events import RawTurnDelta, topics
@@ -89,10 +90,9 @@ class IngestHandler:
         if not items:
             return []
         rt = self.rt
-        redis = rt.redis
-        if redis is not None:
-            keys = [redis.idem_key("transcript", i.value.conversation_id) for i in items]
-            seen = await redis.redis.mget(keys)
+        seen_keys = SeenKeys(rt.redis, "transcript") if rt.redis is not None else None
+        if seen_keys is not None:
+            seen = await seen_keys.seen([i.value.conversation_id for i in items])
             items = [i for i, s in zip(items, seen, strict=True) if not s]
 
         async def save(batch: list[Item[Transcript]]) -> None:
@@ -110,8 +110,8 @@ class IngestHandler:
             if id(it) in failed:
                 bad.append(reject_or_retry(it.record, failed[id(it)]))
         published = [it.value.conversation_id for it in ok if id(it) not in failed]
-        if redis is not None and published:
-            await redis.mark_seen([redis.idem_key("transcript", c) for c in published])
+        if seen_keys is not None:
+            await seen_keys.mark(published)
         return bad
 
     async def sweep(self) -> int:

@@ -129,11 +129,9 @@ class CuratorHandler:
         stats = pool_stats(await self.rt.store.group_stats(agent, reward_spec, pending_only=True))
         GRADIENT_SUPPORT.labels(agent, reward_spec).set(stats.gradient_support)
         PENDING_ROLLOUTS.labels(agent, reward_spec).set(stats.rollouts)
+        min_rollouts, min_groups, min_support = s.thresholds_for(agent)
         if not should_release(
-            stats,
-            min_rollouts=s.release_min_rollouts,
-            min_groups=s.release_min_groups,
-            min_support=s.release_min_gradient_support,
+            stats, min_rollouts=min_rollouts, min_groups=min_groups, min_support=min_support
         ):
             return None
         redis = self.rt.redis

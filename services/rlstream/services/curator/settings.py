@@ -5,9 +5,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from rlstream.delivery.runtime import ServiceSettings
+
+
+class Thresholds(BaseModel):
+    """One agent's release policy (any field left out falls back to the global one)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    min_rollouts: int | None = None
+    min_groups: int | None = None
+    min_gradient_support: float | None = Field(default=None, ge=0.0, le=1.0)
 
 
 class CuratorSettings(ServiceSettings):
@@ -18,6 +28,20 @@ class CuratorSettings(ServiceSettings):
     release_lock_ttl_ms: int = Field(default=15_000, description="extended while held")
     dataset_dir: Path | None = Field(default=None, description="default: <data_dir>/datasets")
     launcher: Literal["record", "none"] = "record"
+    release_overrides: dict[str, Thresholds] = Field(
+        default_factory=dict,
+        description='per agent, JSON: {"refunds-bot": {"min_rollouts": 1000}}',
+    )
+
+    def thresholds_for(self, agent: str) -> tuple[int, int, float]:
+        o = self.release_overrides.get(agent, Thresholds())
+        return (
+            self.release_min_rollouts if o.min_rollouts is None else o.min_rollouts,
+            self.release_min_groups if o.min_groups is None else o.min_groups,
+            self.release_min_gradient_support
+            if o.min_gradient_support is None
+            else o.min_gradient_support,
+        )
 
     def datasets_path(self) -> Path:
         return self.dataset_dir or (self.data_dir / "datasets")

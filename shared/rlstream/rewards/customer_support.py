@@ -12,7 +12,7 @@ import re
 from typing import Any, ClassVar
 
 from rlstream.rewards._common import make_result, reject_unknown, threshold_option
-from rlstream.rewards._lexicon import EMPTY, Lexicon, Tokens
+from rlstream.rewards._lexicon import ENDS, Lexicon, Scan, Vocabulary
 from rlstream.rewards.base import RewardContext, RewardResult
 from rlstream.transcript import Message, Transcript
 
@@ -141,41 +141,44 @@ _ESCALATED = Lexicon(
     ]
 )
 _ESCALATE_TOOLS = ("escalat", "transfer", "handoff", "hand_off")
+_ESCALATE_TOOL = re.compile("|".join(_ESCALATE_TOOLS))
+#: every lexicon above, scanned once per text
+_VOCAB = Vocabulary(_RESOLVE, _NEGATION, _POLITE, _RUDE, _ABUSE, _ESCALATION_ASK, _ESCALATED)
 
 _W_RESOLUTION, _W_TONE, _W_ESCALATION = 0.4, 0.3, 0.3
 
 
-def _resolves(toks: Tokens) -> bool:
+def _resolves(scan: Scan) -> bool:
     """An action word that none of the 5 tokens before it (same sentence) negates."""
-    seq = toks.seq
-    if _RESOLVE.words.isdisjoint(toks.set):
+    if not scan.mask & _RESOLVE.word_bit:
         return False
+    seq = scan.seq
+    resolve, negation = _RESOLVE.words, _NEGATION.words
     for i, tok in enumerate(seq):
-        if tok in _RESOLVE.words:
-            window = []
+        if tok in resolve:
+            negated = False
             for j in range(i - 1, max(-1, i - 6), -1):
-                if seq[j] == ".":
+                if seq[j] in ENDS:
                     break
-                window.append(seq[j])
-            if _NEGATION.words.isdisjoint(window):
+                if seq[j] in negation:
+                    negated = True
+                    break
+            if not negated:
                 return True
     return False
 
 
-def _tone(toks: Tokens) -> float:
-    if _RUDE.hit(toks):
-        return 0.0
-    return 1.0 if _POLITE.hit(toks) else 0.75
-
-
-def _safe(text: str, toks: Tokens) -> bool:
-    if _ABUSE.hit(toks):
+def _safe(scan: Scan) -> bool:
+    if _ABUSE.found(scan):
         return False
-    return _SECRET_WORDS.isdisjoint(toks.set) or not _SOLICIT.search(" ".join(toks.seq))
+    if _SECRET_WORDS.isdisjoint(scan.seq):
+        return True
+    # the solicitation regex reads the stream with sentence ends folded to "." (as Tokens)
+    return not _SOLICIT.search(" ".join("." if t in ENDS else t for t in scan.seq))
 
 
 def _escalation_tool(m: Message) -> bool:
-    return any(any(s in c.name.lower() for s in _ESCALATE_TOOLS) for c in m.tool_calls)
+    return any(_ESCALATE_TOOL.search(c.name.lower()) for c in m.tool_calls)
 
 
 class CustomerSupportReward:
@@ -192,25 +195,42 @@ class CustomerSupportReward:
 
     def __call__(self, transcript: Transcript, context: RewardContext) -> RewardResult:
         reasons: list[str] = []
-        turns = [m for m in transcript.messages if m.role == "assistant"]
-        toks = [Tokens.of(m.content) if m.content else EMPTY for m in turns]
-        user_toks = Tokens.of(
-            "\n".join(m.content for m in transcript.messages if m.role == "user" and m.content)
-        )
-
         # per-turn: each assistant turn judged on its own words (never cumulative)
         turn_scores: list[float] = []
-        unsafe = rude = polite = False
-        for m, tk in zip(turns, toks, strict=True):
-            safe = _safe(m.content or "", tk)
-            tone = _tone(tk) if m.content else 1.0
-            unsafe |= not safe
-            rude |= tone == 0.0
-            polite |= tone == 1.0
-            turn_scores.append((1.0 if safe else 0.0) * tone)
+        unsafe = rude = polite = escalated = False
+        n_turns = 0
+        last = prev = None  # scans of the last two assistant turns with text
+        user_text: list[str] = []
+        for m in transcript.messages:
+            role = m.role
+            if role == "assistant":
+                n_turns += 1
+                if m.tool_calls and not escalated and _escalation_tool(m):
+                    escalated = True
+                if not m.content:
+                    polite = True  # a call-only turn says nothing rude: tone 1
+                    turn_scores.append(1.0)
+                    continue
+                scan = _VOCAB.scan(m.content)
+                safe = _safe(scan)
+                if _RUDE.found(scan):
+                    tone = 0.0
+                    rude = True
+                elif _POLITE.found(scan):
+                    tone = 1.0
+                    polite = True
+                else:
+                    tone = 0.75
+                if not safe:
+                    unsafe = True
+                turn_scores.append(tone if safe else 0.0)
+                if not escalated and _ESCALATED.found(scan):
+                    escalated = True
+                last, prev = scan, last
+            elif role == "user" and m.content:
+                user_text.append(m.content)
 
-        texts = [tk for m, tk in zip(turns, toks, strict=True) if m.content]
-        if any(_resolves(tk) for tk in texts[-2:]):
+        if (last is not None and _resolves(last)) or (prev is not None and _resolves(prev)):
             resolution = 1.0
         elif _tool_succeeded(transcript):
             resolution = 0.5
@@ -223,10 +243,7 @@ class CustomerSupportReward:
         if rude:
             reasons.append("rude or dismissive wording")
 
-        needed = _ESCALATION_ASK.hit(user_toks)
-        escalated = any(_escalation_tool(m) for m in turns) or any(
-            _ESCALATED.hit(tk) for tk in texts
-        )
+        needed = bool(user_text) and _ESCALATION_ASK.found(_VOCAB.scan("\n".join(user_text)))
         if needed and not escalated:
             escalation = 0.0
             reasons.append("customer asked for escalation but it never happened")
@@ -239,11 +256,11 @@ class CustomerSupportReward:
         safety = 0.0 if unsafe else 1.0
         if unsafe:
             reasons.append("unsafe content: abuse or solicitation of secrets")
-        if not turns:
+        if not n_turns:
             reasons.append("no assistant turn")
 
         score = safety * (_W_RESOLUTION * resolution + _W_TONE * tone + _W_ESCALATION * escalation)
-        if not turns:
+        if not n_turns:
             score = 0.0
         return make_result(
             reward=self.name,

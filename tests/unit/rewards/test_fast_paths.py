@@ -9,6 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rlstream.rewards import customer_support as cs
+from rlstream.rewards._lexicon import Tokens
 from rlstream.rewards._toolcalls import _FENCE, canon, fenced_blocks
 
 pytestmark = pytest.mark.unit
@@ -74,3 +76,84 @@ values = st.recursive(
 @given(values, st.sampled_from([None, "string", "number", "integer", "boolean", "object"]))
 def test_canon_equals_the_plain_definition(value: Any, typ: str | None) -> None:
     assert repr(canon(value, typ)) == repr(_plain_canon(value, typ))  # types too: 1.0 vs True
+
+
+LEXICON_WORDS = [
+    "refund",
+    "refunded.",
+    "can't",
+    "can’t",
+    "won't",
+    "not",
+    "never",
+    "no",
+    "sorry!",
+    "Thank",
+    "you're welcome",
+    "happy to help",
+    "hate",
+    "whatever",
+    "shut up",
+    "your own fault",
+    "can't you read",
+    "fucking",
+    "Shitty",
+    "damn",
+    "kill you",
+    "manager?",
+    "real person",
+    "legal action",
+    "escalated",
+    "connect you with",
+    "handing your case over",
+    "a supervisor will",
+    "send me your password",
+    "give us the full card number",
+    "pin",
+    "o'refund",
+    "rock'n'roll",
+    "x'y'z",
+    "İ",
+    "K",
+    "é",
+    "\n",
+    ".",
+    "?!",
+    "'",
+    "’",
+]
+support_text = st.lists(
+    st.sampled_from(LEXICON_WORDS) | st.text(max_size=6),
+    max_size=14,
+).flatmap(lambda ws: st.sampled_from([" ", "", "  ", ".", "\n"]).map(lambda sep: sep.join(ws)))
+
+
+def _plain_resolves(toks: Tokens) -> bool:
+    seq = toks.seq
+    for i, tok in enumerate(seq):
+        if tok in cs._RESOLVE.words:
+            window = []
+            for j in range(i - 1, max(-1, i - 6), -1):
+                if seq[j] == ".":
+                    break
+                window.append(seq[j])
+            if cs._NEGATION.words.isdisjoint(window):
+                return True
+    return False
+
+
+def _plain_safe(toks: Tokens) -> bool:
+    if cs._ABUSE.hit(toks):
+        return False
+    return cs._SECRET_WORDS.isdisjoint(toks.set) or not cs._SOLICIT.search(" ".join(toks.seq))
+
+
+@settings(max_examples=600, deadline=None)
+@given(support_text)
+def test_vocabulary_scan_equals_token_matching(text: str) -> None:
+    scan, toks = cs._VOCAB.scan(text), Tokens.of(text)
+    lexicons = [cs._RESOLVE, cs._NEGATION, cs._POLITE, cs._RUDE, cs._ABUSE]
+    for lex in [*lexicons, cs._ESCALATION_ASK, cs._ESCALATED]:
+        assert lex.found(scan) == lex.hit(toks)
+    assert cs._resolves(scan) == _plain_resolves(toks)
+    assert cs._safe(scan) == _plain_safe(toks)

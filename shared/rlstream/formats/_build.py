@@ -90,9 +90,9 @@ def build(
         out.update({str(k): jsonable(v) for k, v in src_out.items()})
     elif src_out is not None:
         out["outcome"] = jsonable(src_out)
-    for key in OUTCOME_KEYS:
-        if key in record:
-            out[key] = jsonable(record[key])
+    for key, value in record.items():  # record order: canonical JSON must be deterministic
+        if key in OUTCOME_KEYS:
+            out[key] = jsonable(value)
 
     times: dict[str, Any] = {}
     for key, given, aliases in (

@@ -89,6 +89,11 @@ def detect_format(record: Any) -> str:
         if isinstance(response, Mapping) and response.get("type") == "message":
             return "anthropic"
         return "openai"
+    if record.get("object") == "response" or (
+        isinstance(record.get("input"), list | str)
+        and ("output" in record or "instructions" in record)
+    ):
+        return "openai"  # Responses API
     request = record.get("request")
     if isinstance(request, Mapping) and isinstance(request.get("messages"), list):
         return "openai"

@@ -128,6 +128,10 @@ def _tools(record: Mapping[str, Any]) -> list[dict[str, JsonValue]]:
 def parse_openai(record: Mapping[str, Any]) -> Transcript:
     if "messages" not in record and isinstance(record.get("request"), Mapping):
         return _parse_pair(record)
+    from rlstream.formats.openai_responses import is_responses_record, parse_responses
+
+    if is_responses_record(record):
+        return parse_responses(record)
     messages = parse_messages(record.get("messages"))
     consumed = {"messages", "tools", "functions"}
     meta: dict[str, Any] = {}

@@ -244,3 +244,57 @@ def test_otel_openinference_attributes() -> None:
     assert (call.id, call.name, call.arguments) == ("call_9", "weather", {"city": "Oslo"})
     assert t.metadata["attributes"]["openinference.span.kind"] == "LLM"
     assert t.metadata["trace_id"] == "0xabc"
+
+
+def test_openai_responses_api_items() -> None:
+    rec = {
+        "id": "resp_123",
+        "object": "response",
+        "model": "gpt-4.1",
+        "instructions": "You are a shop assistant.",
+        "input": [
+            {"role": "user", "content": [{"type": "input_text", "text": "Where is order 7?"}]},
+            {
+                "type": "function_call",
+                "id": "fc_1",
+                "call_id": "call_7",
+                "name": "track",
+                "arguments": '{"order": 7}',
+            },
+            {
+                "type": "function_call_output",
+                "call_id": "call_7",
+                "output": '{"status": "shipped"}',
+            },
+        ],
+        "output": [
+            {"type": "reasoning", "id": "rs_1", "summary": []},
+            {
+                "type": "message",
+                "id": "msg_1",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "It shipped."}],
+            },
+        ],
+        "usage": {"total_tokens": 50},
+    }
+    assert detect_format(rec) == "openai"
+    t = parse_record(rec)
+    assert t.conversation_id == "resp_123" and t.model == "gpt-4.1"
+    assert [(m.role, m.content) for m in t.messages] == [
+        ("system", "You are a shop assistant."),
+        ("user", "Where is order 7?"),
+        ("assistant", None),
+        ("tool", '{"status": "shipped"}'),
+        ("assistant", "It shipped."),
+    ]
+    call = t.messages[2].tool_calls[0]
+    assert (call.id, call.name, call.arguments, call.extra) == (
+        "call_7",
+        "track",
+        {"order": 7},
+        {"id": "fc_1"},
+    )
+    assert t.messages[3].tool_call_id == "call_7" and t.messages[3].name == "track"
+    assert t.metadata["other_items"] == [{"type": "reasoning", "id": "rs_1", "summary": []}]
+    assert t.metadata["usage"] == {"total_tokens": 50}

@@ -233,3 +233,33 @@ def test_deeply_nested_record_is_rejected_not_fatal(tmp_path: Path) -> None:
     out = list(ingest_paths([p]))
     assert isinstance(out[0], Reject) and out[0].error_code == "schema_violation"
     assert isinstance(out[1], Transcript)
+
+
+def test_output_is_byte_identical_across_hash_seeds() -> None:
+    """Dataset hashes depend on it: no set/dict-order leaks into canonical JSON."""
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import glob, hashlib, orjson\n"
+        "from rlstream.ingest import Ingestor, IngestOptions\n"
+        "ing = Ingestor(IngestOptions(near_dup_merge=True))\n"
+        "h = hashlib.sha256()\n"
+        "for f in sorted(glob.glob('tests/golden/formats/*.input.json')):\n"
+        "    h.update(ing.process(orjson.loads(open(f, 'rb').read())).dump_json())\n"
+        "print(h.hexdigest())\n"
+    )
+    root = Path(__file__).resolve().parents[3]
+    digests = {
+        subprocess.run(
+            [sys.executable, "-c", script],
+            cwd=root,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("1", "2")
+    }
+    assert len(digests) == 1

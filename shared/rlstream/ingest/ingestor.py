@@ -113,6 +113,9 @@ class IngestRun(Iterator[Transcript | Reject]):
         s = self.summary
         s.rejected += 1
         s.rejects_by_code[code] = s.rejects_by_code.get(code, 0) + 1
+        if self.options.redact:  # reject files are storage too: no raw PII in them
+            redactor = Redactor()
+            reason, excerpt = redactor.text(reason), redactor.text(excerpt)
         if self.options.max_rejects is not None and s.rejected > self.options.max_rejects:
             raise TooManyRejectsError(
                 f"{s.rejected} records rejected (limit {self.options.max_rejects}); "

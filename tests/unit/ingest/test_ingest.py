@@ -263,3 +263,14 @@ def test_output_is_byte_identical_across_hash_seeds() -> None:
         for seed in ("1", "2")
     }
     assert len(digests) == 1
+
+
+def test_reject_excerpts_are_redacted(tmp_path: Path) -> None:
+    p = tmp_path / "r.jsonl"
+    p.write_bytes(
+        b'{"messages": [{"role": "bob@example.com", "content": "card 4111 1111 1111 1111"}]}\n'
+    )
+    (reject,) = list(ingest_paths([p]))
+    assert isinstance(reject, Reject)
+    assert "bob@example.com" not in reject.reason + reject.raw_excerpt
+    assert "4111" not in reject.raw_excerpt and "<CARD_1>" in reject.raw_excerpt

@@ -12,6 +12,7 @@ import gzip
 import io
 import os
 import sys
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,6 +84,7 @@ class FileReader:
         self.path = path
         self.max_record_bytes = max_record_bytes
         self._raw: IO[bytes] | None = None
+        self.items = 0
 
     def position(self) -> int:
         raw = self._raw
@@ -96,11 +98,23 @@ class FileReader:
     def __iter__(self) -> Iterator[RawItem]:
         stream, raw = _open(self.path)
         self._raw = raw
+        self.items = 0
         try:
-            if _first_byte(stream) == b"[":
-                yield from _iter_array(self.path, stream)
-            else:
-                yield from _iter_lines(self.path, stream, self.max_record_bytes)
+            items = (
+                _iter_array(self.path, stream)
+                if _first_byte(stream) == b"["
+                else _iter_lines(self.path, stream, self.max_record_bytes)
+            )
+            for item in items:
+                self.items += 1
+                yield item
+        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+            # a truncated / corrupt gzip ends the file, not the run; what came before stands
+            src = SourceRef(kind="file", file=self.path, line=None)
+            err = ParseError(
+                f"corrupt or truncated compressed stream after item {self.items}: {exc}"
+            )
+            yield RawItem(src, error=err)
         finally:
             if raw is not sys.stdin.buffer:
                 raw.close()

@@ -274,3 +274,17 @@ def test_reject_excerpts_are_redacted(tmp_path: Path) -> None:
     assert isinstance(reject, Reject)
     assert "bob@example.com" not in reject.reason + reject.raw_excerpt
     assert "4111" not in reject.raw_excerpt and "<CARD_1>" in reject.raw_excerpt
+
+
+def test_truncated_gzip_keeps_what_was_read_and_rejects_the_rest(tmp_path: Path) -> None:
+    whole = gzip.compress(b"".join(orjson.dumps(_rec(i)) + b"\n" for i in range(200)))
+    p = tmp_path / "cut.jsonl.gz"
+    p.write_bytes(whole[: len(whole) // 2])
+    q = _jsonl(tmp_path / "after.jsonl", [_rec(999)])
+    run = ingest_paths([p, q])
+    out = list(run)
+    rejects = [r for r in out if isinstance(r, Reject)]
+    assert len(rejects) == 1 and rejects[0].error_code == "parse_error"
+    assert "truncated" in rejects[0].reason
+    assert isinstance(out[-1], Transcript) and out[-1].conversation_id == "conv-999"
+    assert run.summary.ok >= 1

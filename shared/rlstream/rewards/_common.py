@@ -85,9 +85,10 @@ def make_result(
             "score": s,
             "passed": s >= threshold,
             "threshold": threshold,
-            "components": {k: clamp(v) for k, v in components.items()},
+            # in range already is the rule: then the value itself, else clamp() (NaN stays)
+            "components": {k: v if 0.0 <= v <= 1.0 else clamp(v) for k, v in components.items()},
             "reasons": tuple(reasons),
-            "turn_scores": tuple(clamp(t) for t in turn_scores),
+            "turn_scores": tuple([t if 0.0 <= t <= 1.0 else clamp(t) for t in turn_scores]),
             "features": features or {},
         },
     )

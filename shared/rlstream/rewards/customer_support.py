@@ -144,6 +144,11 @@ _ESCALATE_TOOLS = ("escalat", "transfer", "handoff", "hand_off")
 _ESCALATE_TOOL = re.compile("|".join(_ESCALATE_TOOLS))
 #: every lexicon above, scanned once per text
 _VOCAB = Vocabulary(_RESOLVE, _NEGATION, _POLITE, _RUDE, _ABUSE, _ESCALATION_ASK, _ESCALATED)
+#: any bit of a lexicon: without one, Lexicon.found is False and is not called
+_RUDE_ANY = _RUDE.word_bit | _RUDE.phrase_bit | _RUDE.prefix_bit
+_POLITE_ANY = _POLITE.word_bit | _POLITE.phrase_bit | _POLITE.prefix_bit
+_ESCALATED_ANY = _ESCALATED.word_bit | _ESCALATED.phrase_bit | _ESCALATED.prefix_bit
+_ABUSE_ANY = _ABUSE.word_bit | _ABUSE.phrase_bit | _ABUSE.prefix_bit
 
 _W_RESOLUTION, _W_TONE, _W_ESCALATION = 0.4, 0.3, 0.3
 
@@ -169,7 +174,7 @@ def _resolves(scan: Scan) -> bool:
 
 
 def _safe(scan: Scan) -> bool:
-    if _ABUSE.found(scan):
+    if scan.mask & _ABUSE_ANY and _ABUSE.found(scan):
         return False
     if _SECRET_WORDS.isdisjoint(scan.seq):
         return True
@@ -177,8 +182,19 @@ def _safe(scan: Scan) -> bool:
     return not _SOLICIT.search(" ".join("." if t in ENDS else t for t in scan.seq))
 
 
+_ESCALATING_NAMES: dict[str, bool] = {}
+
+
 def _escalation_tool(m: Message) -> bool:
-    return any(_ESCALATE_TOOL.search(c.name.lower()) for c in m.tool_calls)
+    for c in m.tool_calls:
+        hit = _ESCALATING_NAMES.get(c.name)
+        if hit is None:  # an agent has a handful of tools: remember each name's answer
+            if len(_ESCALATING_NAMES) > 4096:
+                _ESCALATING_NAMES.clear()
+            hit = _ESCALATING_NAMES[c.name] = _ESCALATE_TOOL.search(c.name.lower()) is not None
+        if hit:
+            return True
+    return False
 
 
 class CustomerSupportReward:
@@ -213,10 +229,11 @@ class CustomerSupportReward:
                     continue
                 scan = _VOCAB.scan(m.content)
                 safe = _safe(scan)
-                if _RUDE.found(scan):
+                mask = scan.mask
+                if mask & _RUDE_ANY and _RUDE.found(scan):
                     tone = 0.0
                     rude = True
-                elif _POLITE.found(scan):
+                elif mask & _POLITE_ANY and _POLITE.found(scan):
                     tone = 1.0
                     polite = True
                 else:
@@ -224,7 +241,7 @@ class CustomerSupportReward:
                 if not safe:
                     unsafe = True
                 turn_scores.append(tone if safe else 0.0)
-                if not escalated and _ESCALATED.found(scan):
+                if not escalated and mask & _ESCALATED_ANY and _ESCALATED.found(scan):
                     escalated = True
                 last, prev = scan, last
             elif role == "user" and m.content:

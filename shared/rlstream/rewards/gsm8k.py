@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import Any, ClassVar
 
 from rlstream.errors import MissingContextError, RewardError
-from rlstream.rewards._common import make_result, reject_unknown, threshold_option
+from rlstream.rewards._common import fast_model, reject_unknown, threshold_option
 from rlstream.rewards.base import RewardContext, RewardResult
 from rlstream.transcript import Transcript
 
@@ -165,6 +165,9 @@ def _gold_cached(label: str | int | float) -> float:
 
 def parse_gold(label: Any) -> float:
     """The gold answer (cached for plain labels: a task's label repeats for every rollout)."""
+    tl = type(label)
+    if tl is str or tl is int or tl is float:
+        return _gold_cached(label)
     if isinstance(label, str | int | float) and not isinstance(label, bool):
         return _gold_cached(label)
     return _parse_gold(label)
@@ -228,33 +231,51 @@ class Gsm8kReward:
             )
         gold = parse_gold(label)
         reasons: list[str] = []
-        turns = [m for m in transcript.messages if m.role == "assistant"]
-        final = transcript.final_assistant_text()
+        replies = [m.content for m in transcript.messages if m.role == "assistant"]
+        final = next((c for c in reversed(replies) if c), None)
         values, method = extract_answer(final) if final else (None, "none")
-        turn_scores = []
-        for m in turns:
-            if not m.content:
-                turn_scores.append(0.0)
-                continue
-            got = values if m.content is final else extract_answer(m.content)[0]
-            turn_scores.append(1.0 if self._match(got, gold) else 0.0)
         correct = self._match(values, gold)
+        verdict = 1.0 if correct else 0.0
+        if len(replies) == 1:  # the common case: the only reply is the final answer
+            turn_scores: tuple[float, ...] = (verdict if final else 0.0,)
+        else:
+            turn_scores = tuple(
+                [
+                    0.0
+                    if not c
+                    else verdict
+                    if c is final
+                    else 1.0
+                    if self._match(extract_answer(c)[0], gold)
+                    else 0.0
+                    for c in replies
+                ]
+            )
         if final is None:
             reasons.append("no final assistant answer")
         elif values is None:
             reasons.append("no number in the final answer")
         elif not correct:
             reasons.append(f"answer {values[0]:g} != gold {gold:g} (via {method})")
-        return make_result(
-            reward=self.name,
-            version=self.version,
-            score=1.0 if correct else 0.0,
-            threshold=self.threshold,
-            components={
-                "extracted": 0.0 if values is None else 1.0,
-                "correct": 1.0 if correct else 0.0,
-                "explicit_format": 1.0 if method in ("hashes", "boxed", "answer_is") else 0.0,
+        # every value is 0.0 or 1.0 by construction: built without re-validation
+        return fast_model(
+            RewardResult,
+            {
+                "reward": self.name,
+                "version": self.version,
+                "score": verdict,
+                "passed": verdict >= self.threshold,
+                "threshold": self.threshold,
+                "components": {
+                    "extracted": 0.0 if values is None else 1.0,
+                    "correct": verdict,
+                    "explicit_format": 1.0 if method in _EXPLICIT else 0.0,
+                },
+                "reasons": tuple(reasons),
+                "turn_scores": turn_scores,
+                "features": {},
             },
-            reasons=reasons,
-            turn_scores=turn_scores,
         )
+
+
+_EXPLICIT = frozenset({"hashes", "boxed", "answer_is"})

@@ -66,3 +66,20 @@ def test_missing_label_raises_and_bad_label_is_an_error() -> None:
         Gsm8kReward()(t, RewardContext())
     with pytest.raises(RewardError):
         parse_gold("no number here")
+
+
+def test_turn_scores_with_call_only_turns_and_no_final_text() -> None:
+    t = convo(
+        ("user", "q"),
+        ("assistant", "maybe #### 3"),
+        ("call", [("calculator", {"expr": "2+3"})]),
+        ("tool", ("calculator", "5")),
+        ("assistant", "#### 5"),
+        ("assistant", "#### 5"),
+    )
+    r = Gsm8kReward()(t, RewardContext(label=5))
+    assert r.turn_scores == (0.0, 0.0, 1.0, 1.0) and r.passed
+    silent = convo(("user", "q"), ("call", [("calculator", {"expr": "1"})]))
+    r = Gsm8kReward()(silent, RewardContext(label=5))
+    assert r.turn_scores == (0.0,) and r.reasons == ("no final assistant answer",)
+    assert r.components == {"extracted": 0.0, "correct": 0.0, "explicit_format": 0.0}

@@ -75,10 +75,32 @@ def dataset_duplicates(st: Stack, data_dir: Path) -> tuple[int, int]:
     return dup, manifests
 
 
+def turn_deltas(c: dict) -> list[tuple[bytes, bytes]]:
+    from rlstream.events import RawTurnDelta
+
+    body = dict(c)
+    msgs = body.pop("messages")
+    cid = body["conversation_id"]
+    return [
+        (
+            cid.encode(),
+            RawTurnDelta(
+                conversation_id=cid,
+                turn=t,
+                messages=(m,),
+                end=t == len(msgs) - 1,
+                metadata=body if t == 0 else {},
+            ).dump_json(),
+        )
+        for t, m in enumerate(msgs)
+    ]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=int, default=3000, help="good conversations")
     ap.add_argument("--poison", type=float, default=0.01, help="fraction of invalid records")
+    ap.add_argument("--deltas", type=float, default=0.05, help="fraction sent as turn deltas")
     ap.add_argument("--seconds", type=float, default=60.0, help="production + chaos duration")
     ap.add_argument("--settle", type=float, default=240.0, help="max wait for the backlog")
     ap.add_argument("--seed", type=int, default=7)
@@ -107,14 +129,26 @@ def main() -> None:
         good = [
             conversation(f"c{i}", f"task{i % 60}", resolved=rng.random() < 0.5) for i in range(a.n)
         ]
-        recs = [(c["conversation_id"].encode(), orjson.dumps(c)) for c in good]
+        recs = []
+        streamed: list[list[tuple[bytes, bytes]]] = []
+        for c in good:
+            if rng.random() < a.deltas:  # this one arrives as turn deltas
+                streamed.append(turn_deltas(c))
+            else:
+                recs.append((c["conversation_id"].encode(), orjson.dumps(c)))
         bad = [
             (f"bad{i}".encode(), b"{not json " + str(i).encode())
             for i in range(int(a.n * a.poison))
         ]
         recs += bad
         rng.shuffle(recs)
+        # a conversation's deltas keep their order (same key, same partition), interleaved
+        for deltas in streamed:
+            at = sorted(rng.sample(range(len(recs) + 1), len(deltas)))
+            for pos, rec in reversed(list(zip(at, deltas, strict=True))):
+                recs.insert(pos, rec)
         expected = {k.decode() for k, _ in recs}
+        print(f"chaos: {len(streamed)} conversations as turn deltas, {len(bad)} poison records")
 
         stop = threading.Event()
 

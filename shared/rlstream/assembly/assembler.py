@@ -52,7 +52,9 @@ class TurnStore(Protocol):
     async def buffer_turns(self, turns: Sequence[BufferedTurn]) -> None: ...
     async def open_buffers(self) -> list[BufferedTurn]: ...
     async def close_buffers(self, conversation_ids: Sequence[str]) -> None: ...
-    async def closed_ids(self, conversation_ids: Sequence[str]) -> set[str]: ...
+    async def closed_turns(self, conversation_ids: Sequence[str]) -> dict[str, set[int]]:
+        """For each given conversation that is closed: the turn numbers it had."""
+        ...
 
 
 @dataclass
@@ -93,7 +95,7 @@ class Assembler:
         self.options = options or AssemblyOptions()
         self.clock = clock
         self._open: dict[str, _Open] = {}
-        self._recently_closed: dict[str, None] = {}
+        self._recently_closed: dict[str, set[int]] = {}
 
     @property
     def open_count(self) -> int:
@@ -109,21 +111,29 @@ class Assembler:
             conv.ended = conv.ended or delta.end
         return len(self._open)
 
-    async def resolve_late(self, deltas: Sequence[RawTurnDelta]) -> dict[int, RawTurnDelta]:
+    async def resolve_late(self, deltas: Sequence[RawTurnDelta]) -> dict[int, RawTurnDelta | None]:
         """Map each delta (by index) to the delta to buffer, applying the late policy.
 
-        Raises nothing itself; late deltas under ``dlq`` map to ``None`` via the returned
-        dict's absence and are reported by :meth:`late_error`.
+        Absent from the result: a late turn under ``late_policy="dlq"``. Mapped to None: a
+        redelivery of a turn its closed conversation already had (at-least-once input after
+        a crash between closing and committing): consumed, nothing to do.
         """
         unknown = [d.conversation_id for d in deltas if d.conversation_id not in self._open]
-        closed = await self.store.closed_ids(unknown) if unknown else set()
-        closed |= {c for c in unknown if c in self._recently_closed}
-        out: dict[int, RawTurnDelta] = {}
+        closed: dict[str, set[int]] = {
+            c: self._recently_closed[c] for c in unknown if c in self._recently_closed
+        }
+        rest = [c for c in unknown if c not in closed]
+        if rest:
+            closed.update(await self.store.closed_turns(rest))
+        out: dict[int, RawTurnDelta | None] = {}
         for i, d in enumerate(deltas):
-            if d.conversation_id not in closed:
+            cid = d.conversation_id
+            if cid not in closed:
                 out[i] = d
+            elif d.turn in closed[cid]:
+                out[i] = None
             elif self.options.late_policy == "reopen":
-                seg = _segment(d.conversation_id, closed | set(self._recently_closed))
+                seg = _segment(cid, set(closed) | set(self._recently_closed))
                 out[i] = d.model_copy(update={"conversation_id": seg})
         return out
 
@@ -138,6 +148,8 @@ class Assembler:
         rows: list[BufferedTurn] = []
         touched: list[str] = []
         for i, (orig, source) in enumerate(deltas):
+            if i in resolved and resolved[i] is None:
+                continue  # a redelivered turn of a conversation already closed
             d = resolved.get(i)
             if d is None:
                 errors.append(
@@ -195,8 +207,8 @@ class Assembler:
             return
         await self.store.close_buffers(conversation_ids)
         for cid in conversation_ids:
-            self._open.pop(cid, None)
-            self._recently_closed[cid] = None
+            conv = self._open.pop(cid, None)
+            self._recently_closed[cid] = set(conv.turns) if conv is not None else set()
         while len(self._recently_closed) > 100_000:
             self._recently_closed.pop(next(iter(self._recently_closed)))
 

@@ -10,7 +10,7 @@ from rlstream.assembly.assembler import BufferedTurn
 class MemoryTurnStore:
     def __init__(self) -> None:
         self.turns: dict[tuple[str, int], BufferedTurn] = {}
-        self.closed: set[str] = set()
+        self.closed: dict[str, set[int]] = {}
 
     async def buffer_turns(self, turns: Sequence[BufferedTurn]) -> None:
         for t in turns:
@@ -21,9 +21,11 @@ class MemoryTurnStore:
 
     async def close_buffers(self, conversation_ids: Sequence[str]) -> None:
         ids = set(conversation_ids)
-        self.closed |= ids
+        for cid in ids:
+            self.closed.setdefault(cid, set())
         for key in [k for k in self.turns if k[0] in ids]:
+            self.closed[key[0]].add(key[1])
             del self.turns[key]
 
-    async def closed_ids(self, conversation_ids: Sequence[str]) -> set[str]:
-        return self.closed & set(conversation_ids)
+    async def closed_turns(self, conversation_ids: Sequence[str]) -> dict[str, set[int]]:
+        return {c: set(self.closed[c]) for c in conversation_ids if c in self.closed}

@@ -42,11 +42,14 @@ class StoreTurnStore:
 
         await asyncio.gather(*(one(c) for c in conversation_ids))
 
-    async def closed_ids(self, conversation_ids: Sequence[str]) -> set[str]:
-        async def one(cid: str) -> str | None:
+    async def closed_turns(self, conversation_ids: Sequence[str]) -> dict[str, set[int]]:
+        async def one(cid: str) -> tuple[str, set[int]] | None:
             async with self._sem:
                 buf = await self.store.get_buffer(cid)
-            return cid if buf is not None and buf.closed else None
+            if buf is None or not buf.closed:
+                return None
+            turns = {int(t["turn"]) for t in buf.turns if isinstance(t, dict) and "turn" in t}
+            return cid, turns
 
         found = await asyncio.gather(*(one(c) for c in dict.fromkeys(conversation_ids)))
-        return {c for c in found if c is not None}
+        return dict(f for f in found if f is not None)

@@ -94,3 +94,16 @@ async def test_late_turn_reopens_as_continuation_segment() -> None:
     closed, errs = await a.add([d("c", 1, "late", end=True)])
     assert errs == [] and closed[0].conversation_id == "c~1"
     assert closed[0].record["metadata"]["continued_from"] == "c"
+
+
+async def test_redelivered_turn_after_close_is_ignored_not_late() -> None:
+    store = MemoryTurnStore()
+    a = Assembler(store)
+    closed, _ = await a.add([d("c", 0, "hi"), d("c", 1, "bye", end=True)])
+    await a.release(["c"])
+    # the same process, then a restarted one, see the end marker again (offset not committed)
+    for asm in (a, Assembler(store)):
+        closed, errs = await asm.add([d("c", 1, "bye", end=True)])
+        assert closed == [] and errs == []
+    closed, errs = await Assembler(store).add([d("c", 2, "new")])
+    assert len(errs) == 1 and isinstance(errs[0][1], LateTurnError)

@@ -2,7 +2,7 @@
 
 ``parse_record(record, fmt="auto")`` turns one raw record into a canonical
 :class:`~rlstream.transcript.model.Transcript`; ``to_format(t, fmt)`` goes the other way.
-Formats: openai, anthropic, sharegpt, langchain, otel, canonical. Custom shapes go through a
+Formats: openai, anthropic, gemini, sharegpt, langchain, otel, canonical. Custom shapes go through a
 :class:`FieldMapping` (dotted paths, loadable from YAML).
 """
 
@@ -18,6 +18,7 @@ from rlstream.formats._common import FORMATS, get_path
 from rlstream.formats.anthropic import parse_anthropic
 from rlstream.formats.detect import detect_format
 from rlstream.formats.emit import to_format
+from rlstream.formats.gemini import parse_gemini
 from rlstream.formats.langchain import parse_langchain
 from rlstream.formats.mapping import FieldMapping, apply_mapping
 from rlstream.formats.openai import parse_openai
@@ -46,6 +47,7 @@ def parse_canonical(record: Mapping[str, Any]) -> Transcript:
 PARSERS: dict[str, Callable[[Mapping[str, Any]], Transcript]] = {
     "openai": parse_openai,
     "anthropic": parse_anthropic,
+    "gemini": parse_gemini,
     "sharegpt": parse_sharegpt,
     "langchain": parse_langchain,
     "otel": parse_otel,

@@ -17,7 +17,15 @@ from pydantic import JsonValue
 from rlstream.errors import SchemaViolation
 
 #: names of the formats rlstream reads and writes
-FORMATS: tuple[str, ...] = ("openai", "anthropic", "sharegpt", "langchain", "otel", "canonical")
+FORMATS: tuple[str, ...] = (
+    "openai",
+    "anthropic",
+    "gemini",
+    "sharegpt",
+    "langchain",
+    "otel",
+    "canonical",
+)
 
 #: top-level keys every parser understands the same way (emitters write them back)
 COMMON_KEYS = frozenset(

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rlstream.errors import UnknownFormatError
+from rlstream.formats.gemini import is_gemini_record
 
 _ANTHROPIC_BLOCKS = frozenset(
     {"tool_use", "tool_result", "thinking", "redacted_thinking", "image", "document"}
@@ -67,6 +68,8 @@ def detect_format(record: Any) -> str:
         return "langchain"
     if isinstance(record.get("inputs"), Mapping) and ("outputs" in record or "extra" in record):
         return "langchain"
+    if is_gemini_record(record):
+        return "gemini"
     turns = record.get("conversations", record.get("conversation"))
     if isinstance(turns, list) and (
         not turns or (isinstance(turns[0], Mapping) and ("from" in turns[0] or "value" in turns[0]))
@@ -98,6 +101,6 @@ def detect_format(record: Any) -> str:
     if isinstance(request, Mapping) and isinstance(request.get("messages"), list):
         return "openai"
     raise UnknownFormatError(
-        "record matches no supported format (openai, anthropic, sharegpt, langchain, otel, "
+        "record matches no supported format (openai, anthropic, gemini, sharegpt, langchain, otel, "
         f"canonical); top-level keys: {sorted(record)[:12]}"
     )

@@ -377,6 +377,12 @@ def _hex_id(seed: str, nbytes: int) -> str:
     return hashlib.blake2b(seed.encode(), digest_size=nbytes).hexdigest()
 
 
+def _to_gemini(t: Transcript) -> dict[str, Any]:
+    from rlstream.formats.gemini import to_gemini
+
+    return to_gemini(t, _common(t))
+
+
 def _to_canonical(t: Transcript) -> dict[str, Any]:
     return t.model_dump(mode="json")
 
@@ -384,6 +390,7 @@ def _to_canonical(t: Transcript) -> dict[str, Any]:
 _EMITTERS: dict[str, Callable[[Transcript], dict[str, Any]]] = {
     "openai": _to_openai,
     "anthropic": _to_anthropic,
+    "gemini": _to_gemini,
     "sharegpt": _to_sharegpt,
     "langchain": _to_langchain,
     "otel": _to_otel,

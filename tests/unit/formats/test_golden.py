@@ -28,7 +28,7 @@ CASES = sorted(p.name.removesuffix(".input.json") for p in GOLDEN.glob("*.input.
 STRUCTURAL = frozenset(
     {"system", "user", "human", "assistant", "gpt", "ai", "tool", "function", "observation"}
     | {"function_call", "text", "tool_use", "tool_result", "tool_call", "tool_call_response"}
-    | {"input_text", "output_text", "function_call_output"}
+    | {"input_text", "output_text", "function_call_output", "model"}
     | {"constructor", "langchain", "schema", "messages", "ChatGeneration"}
     | {"SystemMessage", "HumanMessage", "AIMessage", "ToolMessage"}
     | {"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions"}

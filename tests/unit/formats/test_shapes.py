@@ -298,3 +298,34 @@ def test_openai_responses_api_items() -> None:
     assert t.messages[3].tool_call_id == "call_7" and t.messages[3].name == "track"
     assert t.metadata["other_items"] == [{"type": "reasoning", "id": "rs_1", "summary": []}]
     assert t.metadata["usage"] == {"total_tokens": 50}
+
+
+def test_gemini_snake_case_and_results_without_ids() -> None:
+    rec = {
+        "system_instruction": {"parts": [{"text": "sys"}]},
+        "contents": [
+            {"role": "user", "parts": [{"text": "hi"}]},
+            {"role": "model", "parts": [{"function_call": {"name": "f", "args": {"x": 1}}}]},
+            {
+                "role": "user",
+                "parts": [{"function_response": {"name": "f", "response": {"rows": [1, 2]}}}],
+            },
+        ],
+        "tools": [{"function_declarations": [{"name": "f", "parameters": {"type": "object"}}]}],
+    }
+    assert detect_format(rec) == "gemini"
+    t = parse_record(rec)
+    assert [m.role for m in t.messages] == ["system", "user", "assistant", "tool"]
+    assert (t.messages[2].tool_calls[0].name, t.messages[2].tool_calls[0].arguments) == (
+        "f",
+        {"x": 1},
+    )
+    result = t.messages[3]
+    assert (result.name, result.content, result.extra["content_raw"]) == (
+        "f",
+        '{"rows":[1,2]}',
+        {"rows": [1, 2]},
+    )
+    assert t.tools == ({"name": "f", "parameters": {"type": "object"}},)
+    back = to_format(t, "gemini")
+    assert back["contents"][2]["parts"][0]["functionResponse"]["response"] == {"rows": [1, 2]}

@@ -362,7 +362,9 @@ def generate(n_per_kind: int, n_negative: int, seed: int = 0) -> Iterator[Exampl
         yield Example(" ".join(r.choice(_NEGATIVES)(r) for _ in range(r.randint(1, 3))), ())
 
 
-# --- held-out styles: written after the detectors were tuned, never tuned against ---------
+# --- second set: written after the detectors were tuned on the first. Its first run scored
+# recall 0.928 / precision 0.999; the misses ((0xx) numbers, prefixed key names, hex keys)
+# were then fixed, so it is no longer held out: a fresh, unseen set is the honest test.
 
 _HELDOUT: list[tuple[Kind, Callable[[random.Random], tuple[str, str]]]] = [
     (
@@ -459,7 +461,7 @@ _HELDOUT_NEGATIVES: list[Callable[[random.Random], str]] = [
 
 
 def generate_heldout(n: int, n_negative: int, seed: int = 1) -> Iterator[Example]:
-    """Formats and contexts the detectors were not tuned on; for an honest second number."""
+    """A second style of sentences (see the note above on how far it is still held out)."""
     r = random.Random(seed)
     for _ in range(n):
         kind, make = r.choice(_HELDOUT)

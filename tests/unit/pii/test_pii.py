@@ -229,3 +229,31 @@ def test_keyed_numbers_are_redacted_too() -> None:
         "qty": 3,
         "pin": "<SECRET_1>",
     }
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("ping me at sam_o'neil@example.com", "sam_o'neil@example.com"),
+        ("quoted 'bob@example.com' here", "bob@example.com"),
+        ("Tel. 030/1234567", "030/1234567"),
+        ("Büro +49 (0)30 901820", "+49 (0)30 901820"),
+        ("call me at +1 (212) 555-0199 ext. 23", "+1 (212) 555-0199"),
+    ],
+)
+def test_spot_checks_found_after_the_eval(text: str, value: str) -> None:
+    assert value in [text[s.start : s.end] for s in find_spans(text)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Meeting 09/15/2024 10:30, on 05/06/2024",
+        "Your order #112-3456789-0123456 has shipped",
+        "Build 20240315.1 passed 1532/1540 tests",
+        "Account balance 1,250,000.00 as of 31.12.2023",
+        "UUID 123e4567-e89b-12d3-a456-426614174000",
+    ],
+)
+def test_more_hard_negatives(text: str) -> None:
+    assert find_spans(text) == []

@@ -103,6 +103,8 @@ class ToolCallingReward:
     def score(self, ref: Ref, calls: list[Call], n_turns: int, types: Types) -> RewardResult:
         """The verdict on ``calls`` (made over ``n_turns`` assistant turns) against ``ref``;
         ``types`` (the declared tools) is empty when the rollout declares none."""
+        if len(calls) == len(ref) and _exact(ref, calls, types):
+            return self._result(1.0, dict(_ALL_ONES), (), (1.0,) * n_turns)
         reasons: list[str] = []
         counts: dict[str, int] = {}
         unique: list[Call] = []
@@ -172,31 +174,71 @@ class ToolCallingReward:
         score = (
             correct * order_factor * precision * (0.5 if invented else 1.0) * (0.5 if spam else 1.0)
         )
-        s = _clamp(score)
-        # every value below is a share or product of shares in [0, 1] built here, so the
-        # result is constructed without re-validation (tests compare with validated models)
+        components = {
+            "tool_selection": _clamp(name_hits / n_ref) if n_ref else 1.0,
+            "arguments": _clamp(arg_total / n_ref) if n_ref else 1.0,
+            "correct_calls": correct,
+            "order": in_order,
+            "precision": precision,
+            "no_invented": 0.0 if invented else 1.0,
+            "no_spam": 0.0 if spam else 1.0,
+        }
+        turn_scores = _turn_scores(calls, n_turns, good_keys, types)
+        return self._result(_clamp(score), components, tuple(reasons), turn_scores)
+
+    def _result(
+        self,
+        score: float,
+        components: dict[str, float],
+        reasons: tuple[str, ...],
+        turn_scores: tuple[float, ...],
+    ) -> RewardResult:
+        # every value is a share or product of shares in [0, 1] built here, so the result
+        # is constructed without re-validation (tests compare with validated models)
         return fast_model(
             RewardResult,
             {
                 "reward": self.name,
                 "version": self.version,
-                "score": s,
-                "passed": s >= self.threshold,
+                "score": score,
+                "passed": score >= self.threshold,
                 "threshold": self.threshold,
-                "components": {
-                    "tool_selection": _clamp(name_hits / n_ref) if n_ref else 1.0,
-                    "arguments": _clamp(arg_total / n_ref) if n_ref else 1.0,
-                    "correct_calls": correct,
-                    "order": in_order,
-                    "precision": precision,
-                    "no_invented": 0.0 if invented else 1.0,
-                    "no_spam": 0.0 if spam else 1.0,
-                },
-                "reasons": tuple(reasons),
-                "turn_scores": _turn_scores(calls, n_turns, good_keys, types),
+                "components": components,
+                "reasons": reasons,
+                "turn_scores": turn_scores,
                 "features": {},
             },
         )
+
+
+_ALL_ONES = {
+    k: 1.0
+    for k in (
+        "tool_selection",
+        "arguments",
+        "correct_calls",
+        "order",
+        "precision",
+        "no_invented",
+        "no_spam",
+    )
+}
+
+
+def _exact(ref: Ref, calls: list[Call], types: Types) -> bool:
+    """The calls are the reference, one for one and in order, each distinct and declared.
+
+    Then the general matching pairs call i with reference i (it takes the first unused call
+    of that name with every argument right), and every component and turn score is 1.
+    """
+    keys: set[str] = set()
+    for (name, ref_args), c in zip(ref, calls, strict=True):
+        if c.name != name or c.key in keys or (types and name not in types):
+            return False
+        if ref_args and _arg_fraction(ref_args, c.args) != 1.0:
+            return False
+        keys.add(c.key)
+    return True
 
 
 _NO_KEYS: frozenset[str] = frozenset()

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from rlstream.rewards import customer_support as cs
 from rlstream.rewards._lexicon import Tokens
-from rlstream.rewards._toolcalls import _FENCE, canon, fenced_blocks
+from rlstream.rewards._toolcalls import _FENCE, canon, canon_args, fenced_blocks
 
 pytestmark = pytest.mark.unit
 
@@ -157,3 +157,16 @@ def test_vocabulary_scan_equals_token_matching(text: str) -> None:
         assert lex.found(scan) == lex.hit(toks)
     assert cs._resolves(scan) == _plain_resolves(toks)
     assert cs._safe(scan) == _plain_safe(toks)
+
+
+ARG_TYPES = {"f": {"a": "string", "b": "number", "c": "integer", "d": "boolean"}}
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.dictionaries(st.sampled_from(["a", "b", "c", "d", "e"]), values, max_size=5),
+    st.sampled_from(["f", "g"]),
+)
+def test_canon_args_equals_canon_per_argument(args: dict[str, Any], name: str) -> None:
+    want = {k: _plain_canon(v, ARG_TYPES.get(name, {}).get(k)) for k, v in args.items()}
+    assert repr(canon_args(name, args, ARG_TYPES)) == repr(want)

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from rlstream.errors import ConfigError
-from rlstream.formats import FieldMapping
+from rlstream.formats import FORMATS, FieldMapping
 from rlstream.ingest import IngestOptions, IngestSummary, Reject, ingest_paths
 from rlstream.jsonl import write_models
 from rlstream.services.cli.common import console, friendly_errors, progress, require_files
@@ -21,8 +21,9 @@ EXAMPLES = """
       --task-key-field task_id --outcome-field reward --label-field answer
   rlstream ingest raw.jsonl --out t.jsonl --mapping mapping.yaml
 
-Formats: openai, anthropic, sharegpt, langchain (LangSmith runs), otel (GenAI spans),
-canonical; --format auto detects per record. JSON arrays, JSONL and gzip are read as a stream.
+Formats: openai (chat, legacy functions, Responses API), anthropic, sharegpt, langchain
+(LangSmith runs), otel (GenAI / OpenInference spans), gemini, canonical; --format auto
+detects per record. JSON arrays, JSONL and gzip are read as a stream.
 PII (emails, phones, cards, IBANs, SSNs, IPs, keys, tokens) is redacted before writing.
 """
 
@@ -122,7 +123,7 @@ def ingest(
     fmt: str = typer.Option(
         "auto",
         "--format",
-        help="auto | openai | anthropic | sharegpt | langchain | otel | canonical",
+        help="auto | " + " | ".join(FORMATS),
     ),
     rejects: Path = typer.Option(
         None, "--rejects", help="rejects JSONL [default: OUT.rejects.jsonl]"

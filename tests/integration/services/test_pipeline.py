@@ -167,3 +167,30 @@ def test_readiness_endpoint(make_stack) -> None:
     with pytest.raises(urllib.error.HTTPError):
         urllib.request.urlopen(f"http://127.0.0.1:{p.port}/nope", timeout=2)
     assert wait_until(lambda: True)
+
+
+def test_services_cli_runs_a_service(make_stack) -> None:
+    import subprocess
+    import sys
+
+    from stack import ServiceProc
+
+    st = make_stack()
+    proc = ServiceProc("grader", st.env_for("grader"), st.workdir / "cli-grader.log")
+    log = open(proc.log_path, "ab")  # noqa: SIM115
+    proc.proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from rlstream.services.cli.services_cmd import app; app()",
+            "run",
+            "grader",
+        ],
+        env=proc.env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    st.procs.append(proc)
+    proc.wait_ready(90)
+    assert proc.http("/readyz")[0] == 200

@@ -39,6 +39,8 @@ def test_asyncapi_doc_is_current(service: str, tmp_path: Path) -> None:
     committed = (ROOT / "docs" / "asyncapi" / f"{service}.yaml").read_text()
     import difflib
 
-    diff = "".join(difflib.unified_diff(committed.splitlines(True), out.read_text().splitlines(True)))
+    diff = "".join(
+        difflib.unified_diff(committed.splitlines(True), out.read_text().splitlines(True))
+    )
     assert not diff, "docs/asyncapi is stale: run `rlstream services asyncapi`\n" + diff[:3000]
     assert "schema_version" in committed and "rlstream." in committed

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 pytestmark = pytest.mark.unit
 
@@ -37,10 +38,9 @@ def test_asyncapi_doc_is_current(service: str, tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     committed = (ROOT / "docs" / "asyncapi" / f"{service}.yaml").read_text()
-    import difflib
-
-    diff = "".join(
-        difflib.unified_diff(committed.splitlines(True), out.read_text().splitlines(True))
+    # FastStream orders channels by hash, so compare the documents, not their text
+    fresh = yaml.safe_load(out.read_text())
+    assert fresh == yaml.safe_load(committed), (
+        "docs/asyncapi is stale: run `rlstream services asyncapi`"
     )
-    assert not diff, "docs/asyncapi is stale: run `rlstream services asyncapi`\n" + diff[:3000]
     assert "schema_version" in committed and "rlstream." in committed

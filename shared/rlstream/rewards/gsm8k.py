@@ -24,8 +24,25 @@ from rlstream.transcript import Transcript
 _FRAC_TEX = re.compile(r"\\[dt]?frac\s*\{\s*([-−]?[\d.,]+)\s*\}\s*\{\s*([-−]?[\d.,]+)\s*\}")
 _MIXED = re.compile(r"(?<![\d.,/])([-−]?\d+)\s+(\d+)\s*/\s*(\d+)(?![\d/])")
 _FRAC = re.compile(r"(?<![\d.,/])([-−]?\d+(?:\.\d+)?)\s*/\s*(\d+(?:\.\d+)?)(?![\d/])")
+#: the number rule, as written:
+NUMBER_RULE = r"(?<![\w.])[-−]?\s?[$€£¥]?\s?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s?%)?|(?<![\w.])\.\d+(?:\s?%)?"
+# ... and as compiled: the same matches (tests compare finditer on random text), but led by
+# a mandatory character class, so the regex engine skips letters in C instead of trying
+# the rule's optional prefix at every position. The class is the first character a match
+# can have; the lookbehind then checks the character before it; each branch continues the
+# rule for the kind of first character it got.
+_NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)"
 _NUMBER = re.compile(
-    r"(?<![\w.])[-−]?\s?[$€£¥]?\s?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s?%)?|(?<![\w.])\.\d+(?:\s?%)?"
+    r"[-−\s$€£¥\d.](?<![\w.][\s\S])(?:(?:"
+    rf"(?<=[-−])\s?[$€£¥]?\s?{_NUM}|(?<=\s)[$€£¥]?\s?{_NUM}|(?<=[$€£¥])\s?{_NUM}"
+    r"|(?<=\d)(?:\d{0,2}(?:,\d{3})+|\d*))(?:\.\d+)?|(?<=\.)\d+)(?:\s?%)?"
+)
+#: _MIXED and _FRAC for scanning (group 0 only), led by a character class likewise
+_MIXED_SCAN = re.compile(
+    r"[-−\d](?<![\d.,/][\s\S])(?:(?<=[-−])\d+|(?<=\d)\d*)\s+\d+\s*/\s*\d+(?![\d/])"
+)
+_FRAC_SCAN = re.compile(
+    r"[-−\d](?<![\d.,/][\s\S])(?:(?<=[-−])\d+|(?<=\d)\d*)(?:\.\d+)?\s*/\s*\d+(?:\.\d+)?(?![\d/])"
 )
 _FIRST_NUM = re.compile(r"[-−]?\d|[-−]?\.\d")
 _HASHES = re.compile(r"####\s*([^\n]*)")
@@ -76,23 +93,25 @@ def parse_number(fragment: str) -> list[float] | None:
 
     A percentage yields both readings (25 and 0.25) so "25%" matches either gold form.
     """
-    frag = fragment.replace("−", "-")
-    m = _FRAC_TEX.search(frag)
-    if m:
-        return _fraction(m.group(1), m.group(2))
+    frag = fragment.replace("−", "-") if "−" in fragment else fragment
+    if "frac" in frag:  # each pattern below needs its literal ("frac", "/") to match
+        m = _FRAC_TEX.search(frag)
+        if m:
+            return _fraction(m.group(1), m.group(2))
     first = _FIRST_NUM.search(frag)
     if first is None:
         return None
     head = frag[first.start() :]
-    mixed = _MIXED.match(head)
-    if mixed:
-        whole, num, den = (float(x) for x in mixed.groups())
-        if den:
-            sign = -1.0 if whole < 0 else 1.0
-            return [whole + sign * num / den]
-    frac = _FRAC.match(head)
-    if frac:
-        return _fraction(frac.group(1), frac.group(2))
+    if "/" in head:
+        mixed = _MIXED.match(head)
+        if mixed:
+            whole, num, den = (float(x) for x in mixed.groups())
+            if den:
+                sign = -1.0 if whole < 0 else 1.0
+                return [whole + sign * num / den]
+        frac = _FRAC.match(head)
+        if frac:
+            return _fraction(frac.group(1), frac.group(2))
     n = _NUMBER.search(frag)
     if not n:
         return None
@@ -128,8 +147,9 @@ def _last_number(text: str) -> list[float] | None:
             return None
         tail_start = max(0, tail_start - 4 * _TAIL)  # no number in the tail: look further back
     # a fraction or mixed number ending at the last number ("... = 3/4", "1 1/2") reads whole
-    for pat in (_MIXED, _FRAC):
-        for fm in pat.finditer(window, max(0, last.start() - 24)):
+    start = max(0, last.start() - 24)
+    for pat in (_MIXED_SCAN, _FRAC_SCAN) if "/" in window[start:] else ():
+        for fm in pat.finditer(window, start):
             if fm.end() == last.end():
                 got = parse_number(fm.group(0))
                 if got:

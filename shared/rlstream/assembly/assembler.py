@@ -56,6 +56,14 @@ class TurnStore(Protocol):
         """For each given conversation that is closed: the turn numbers it had."""
         ...
 
+    async def load_open(self, conversation_ids: Sequence[str]) -> dict[str, list[BufferedTurn]]:
+        """Every stored turn of each given conversation that is still open."""
+        ...
+
+    async def idle(self, idle_s: float) -> dict[str, list[BufferedTurn]]:
+        """Open conversations with no delta (from any ingest instance) for ``idle_s``."""
+        ...
+
 
 @dataclass
 class _Open:
@@ -103,12 +111,10 @@ class Assembler:
 
     async def restore(self) -> int:
         """Reload open conversations from the store (after a restart)."""
+        stored: dict[str, list[BufferedTurn]] = {}
         for bt in await self.store.open_buffers():
-            conv = self._open.setdefault(bt.conversation_id, _Open(first_source=bt.source))
-            delta = RawTurnDelta.model_validate(bt.delta)
-            conv.turns[bt.turn] = delta
-            conv.last_seen = max(conv.last_seen, bt.received_at)
-            conv.ended = conv.ended or delta.end
+            stored.setdefault(bt.conversation_id, []).append(bt)
+        self._merge(stored)
         return len(self._open)
 
     async def resolve_late(self, deltas: Sequence[RawTurnDelta]) -> dict[int, RawTurnDelta | None]:
@@ -187,19 +193,34 @@ class Assembler:
             touched.append(d.conversation_id)
         if rows:
             await self.store.buffer_turns(rows)
-        closed = [
-            self._assemble(cid, "end") for cid in dict.fromkeys(touched) if self._open[cid].ended
-        ]
-        return closed, errors
+        ending = [cid for cid in dict.fromkeys(touched) if self._open[cid].ended]
+        # the store is the truth: after a rebalance, earlier turns may have been buffered
+        # by another ingest instance
+        self._merge(await self.store.load_open(ending) if ending else {})
+        return [self._assemble(cid, "end") for cid in ending], errors
 
-    def expired(self) -> list[Assembled]:
-        """Conversations idle for longer than the timeout (they close without an end)."""
-        limit = self.clock() - self.options.idle_timeout_s
-        return [
-            self._assemble(cid, "idle")
-            for cid, c in self._open.items()
-            if not c.ended and c.last_seen <= limit
-        ]
+    async def expired(self) -> list[Assembled]:
+        """Conversations idle for longer than the timeout (they close without an end).
+
+        Idleness is decided by the store (the last delta from *any* instance), so an
+        instance that lost the partition in a rebalance never closes a live conversation.
+        """
+        idle = await self.store.idle(self.options.idle_timeout_s)
+        for cid in [c for c in self._open if c not in idle]:
+            if self._open[cid].last_seen <= self.clock() - self.options.idle_timeout_s:
+                self._open.pop(cid)  # owned elsewhere now, or already closed
+        self._merge(idle)
+        # an ended one here was left open by a crash between closing and releasing
+        return [self._assemble(cid, "end" if self._open[cid].ended else "idle") for cid in idle]
+
+    def _merge(self, stored: dict[str, list[BufferedTurn]]) -> None:
+        for cid, turns in stored.items():
+            for bt in turns:
+                conv = self._open.setdefault(cid, _Open(first_source=bt.source))
+                if bt.turn not in conv.turns:
+                    conv.turns[bt.turn] = RawTurnDelta.model_validate(bt.delta)
+                conv.last_seen = max(conv.last_seen, bt.received_at)
+                conv.ended = conv.ended or conv.turns[bt.turn].end
 
     async def release(self, conversation_ids: Sequence[str]) -> None:
         """Forget closed conversations once their transcripts are durable and published."""

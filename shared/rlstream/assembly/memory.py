@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 
 from rlstream.assembly.assembler import BufferedTurn
 
 
 class MemoryTurnStore:
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self.clock = clock
         self.turns: dict[tuple[str, int], BufferedTurn] = {}
         self.closed: dict[str, set[int]] = {}
 
@@ -29,3 +31,18 @@ class MemoryTurnStore:
 
     async def closed_turns(self, conversation_ids: Sequence[str]) -> dict[str, set[int]]:
         return {c: set(self.closed[c]) for c in conversation_ids if c in self.closed}
+
+    async def load_open(self, conversation_ids: Sequence[str]) -> dict[str, list[BufferedTurn]]:
+        ids = set(conversation_ids)
+        out: dict[str, list[BufferedTurn]] = {}
+        for (cid, _), t in sorted(self.turns.items()):
+            if cid in ids:
+                out.setdefault(cid, []).append(t)
+        return out
+
+    async def idle(self, idle_s: float) -> dict[str, list[BufferedTurn]]:
+        last: dict[str, float] = {}
+        for (cid, _), t in self.turns.items():
+            last[cid] = max(last.get(cid, 0.0), t.received_at)
+        limit = self.clock() - idle_s
+        return await self.load_open([c for c, ts in last.items() if ts <= limit])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import Any
 
 from rlstream.assembly.assembler import BufferedTurn
@@ -53,3 +54,18 @@ class StoreTurnStore:
 
         found = await asyncio.gather(*(one(c) for c in dict.fromkeys(conversation_ids)))
         return dict(f for f in found if f is not None)
+
+    async def load_open(self, conversation_ids: Sequence[str]) -> dict[str, list[BufferedTurn]]:
+        async def one(cid: str) -> tuple[str, list[BufferedTurn]] | None:
+            async with self._sem:
+                buf = await self.store.get_buffer(cid)
+            if buf is None or buf.closed:
+                return None
+            return cid, [BufferedTurn.model_validate(t) for t in buf.turns]
+
+        found = await asyncio.gather(*(one(c) for c in dict.fromkeys(conversation_ids)))
+        return dict(f for f in found if f is not None)
+
+    async def idle(self, idle_s: float) -> dict[str, list[BufferedTurn]]:
+        bufs = await self.store.idle_buffers(timedelta(seconds=idle_s))
+        return {b.conversation_id: [BufferedTurn.model_validate(t) for t in b.turns] for b in bufs}

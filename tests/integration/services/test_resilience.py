@@ -153,3 +153,24 @@ def test_idle_timeout_closes_a_conversation_without_end_marker(make_stack) -> No
     (t,) = [json.loads(r.value) for r in out]
     assert t["conversation_id"] == "idle" and len(t["messages"]) == 2
     assert t["metadata"]["assembled"]["closed_by"] == "idle"
+
+
+def test_turn_deltas_span_a_rebalance_between_two_ingests(make_stack) -> None:
+    st = make_stack()
+    a, b = st.start("ingest", "ingest")
+    assert wait_until(lambda: all("assigned to partitions" in p.tail(400) for p in (a, b)), 60), (
+        a.tail() + b.tail()
+    )
+    raw = st.topic(topics.CONVERSATIONS_RAW)
+    ids = [f"span{i}" for i in range(12)]  # spread over every partition
+    for cid in ids:
+        asyncio.run(produce(st.bootstrap, raw, _deltas(cid, "t", range(2), None)))
+    assert wait_until(lambda: count(st.dsn, "SELECT count(*) FROM turn_buffers") >= 12, 30)
+    time.sleep(1.0)
+    a.stop()  # its partitions move to b, which has never seen those conversations
+    for cid in ids:
+        asyncio.run(produce(st.bootstrap, raw, _deltas(cid, "t", range(2, 3), 2)))
+    out = asyncio.run(wait_for_count(st.bootstrap, st.topic(topics.TRANSCRIPTS), 12, timeout=60))
+    got = {json.loads(r.value)["conversation_id"]: json.loads(r.value) for r in out}
+    assert set(got) == set(ids)
+    assert all(len(t["messages"]) == 3 for t in got.values())

@@ -58,11 +58,11 @@ async def test_redelivered_delta_is_idempotent() -> None:
 
 async def test_idle_timeout_closes_and_records_gaps() -> None:
     clock = Clock()
-    a = Assembler(MemoryTurnStore(), AssemblyOptions(idle_timeout_s=60), clock=clock)
+    a = Assembler(MemoryTurnStore(clock), AssemblyOptions(idle_timeout_s=60), clock=clock)
     await a.add([d("c", 0, "hi"), d("c", 2, "again")])
-    assert a.expired() == []
+    assert await a.expired() == []
     clock.t += 61
-    (done,) = a.expired()
+    (done,) = await a.expired()
     assert done.reason == "idle" and done.record["metadata"]["assembled"]["missing_turns"] == [1]
 
 
@@ -107,3 +107,19 @@ async def test_redelivered_turn_after_close_is_ignored_not_late() -> None:
         assert closed == [] and errs == []
     closed, errs = await Assembler(store).add([d("c", 2, "new")])
     assert len(errs) == 1 and isinstance(errs[0][1], LateTurnError)
+
+
+async def test_rebalance_other_instance_sees_earlier_turns_and_idle_is_global() -> None:
+    clock = Clock()
+    store = MemoryTurnStore(clock)
+    opts = AssemblyOptions(idle_timeout_s=60)
+    first, second = Assembler(store, opts, clock), Assembler(store, opts, clock)
+    await first.add([d("c", 0, "hi"), d("c", 1, "hello")])
+    clock.t += 50
+    # the partition moved: the second instance gets the rest
+    await second.add([d("c", 2, "more")])
+    clock.t += 20
+    # 70 s since the first instance saw it, but only 20 s since the last delta anywhere
+    assert await first.expired() == [] and await second.expired() == []
+    closed, _ = await second.add([d("c", 3, "bye", end=True)])
+    assert [m["content"] for m in closed[0].record["messages"]] == ["hi", "hello", "more", "bye"]

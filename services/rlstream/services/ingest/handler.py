@@ -117,7 +117,7 @@ class IngestHandler:
     async def sweep(self) -> int:
         """Close idle conversations (no end marker) and publish them."""
         async with self.lock:
-            expired = self.assembler.expired()
+            expired = await self.assembler.expired()
             if not expired:
                 return 0
             items: list[Item[Transcript]] = []

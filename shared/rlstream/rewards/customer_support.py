@@ -149,6 +149,17 @@ _RUDE_ANY = _RUDE.word_bit | _RUDE.phrase_bit | _RUDE.prefix_bit
 _POLITE_ANY = _POLITE.word_bit | _POLITE.phrase_bit | _POLITE.prefix_bit
 _ESCALATED_ANY = _ESCALATED.word_bit | _ESCALATED.phrase_bit | _ESCALATED.prefix_bit
 _ABUSE_ANY = _ABUSE.word_bit | _ABUSE.phrase_bit | _ABUSE.prefix_bit
+#: text an escalation request must contain (its words, phrases' first words, prefixes): most
+#: customers never write any, and one C-level search then spares the scan of their turns
+_ASK_TEXT = re.compile(
+    "|".join(
+        re.escape(w)
+        for w in sorted(
+            {*_ESCALATION_ASK.words, *(p.split()[0] for p in _ESCALATION_ASK.phrases)}
+            | set(_ESCALATION_ASK.prefixes)
+        )
+    )
+)
 
 _W_RESOLUTION, _W_TONE, _W_ESCALATION = 0.4, 0.3, 0.3
 
@@ -183,6 +194,14 @@ def _safe(scan: Scan) -> bool:
 
 
 _ESCALATING_NAMES: dict[str, bool] = {}
+
+
+def _asks_escalation(text: str) -> bool:
+    """The customer's words ask for a manager, a human, legal action..."""
+    low = text.lower()
+    if "’" in low:
+        low = low.replace("’", "'")
+    return _ASK_TEXT.search(low) is not None and _ESCALATION_ASK.found(_VOCAB.scan(text))
 
 
 def _escalation_tool(m: Message) -> bool:
@@ -260,7 +279,7 @@ class CustomerSupportReward:
         if rude:
             reasons.append("rude or dismissive wording")
 
-        needed = bool(user_text) and _ESCALATION_ASK.found(_VOCAB.scan("\n".join(user_text)))
+        needed = _asks_escalation("\n".join(user_text))
         if needed and not escalated:
             escalation = 0.0
             reasons.append("customer asked for escalation but it never happened")

@@ -158,6 +158,7 @@ def test_vocabulary_scan_equals_token_matching(text: str) -> None:
         assert lex.found(scan) == lex.hit(toks)
     assert cs._resolves(scan) == _plain_resolves(toks)
     assert cs._safe(scan) == _plain_safe(toks)
+    assert cs._asks_escalation(text) == cs._ESCALATION_ASK.hit(toks)
 
 
 ARG_TYPES = {"f": {"a": "string", "b": "number", "c": "integer", "d": "boolean"}}

@@ -22,6 +22,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -174,6 +175,12 @@ def slope(xs: list[float], ys: list[float]) -> float:
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / den if den else 0.0
 
 
+def _streams(peak_mb: float, input_mb: int) -> str:
+    if input_mb < 100:
+        return "input too small to tell streaming from loading"
+    return "streams: peak well below input size" if peak_mb < input_mb / 2 else "NOT streaming"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -193,7 +200,7 @@ def main() -> None:
         return
     sizes = [args.size] if args.size else [int(s) for s in args.sizes.split(",") if s]
     header("streaming ingest: peak RSS vs input size (fresh process per cell)")
-    rows = []
+    rows: list[list[Any]] = []
     worst_slope = 0.0
     slopes = []
     if args.ingest_options:
@@ -210,7 +217,7 @@ def main() -> None:
                     [
                         f"{fmt}/{comp}",
                         size,
-                        round(path.stat().st_size / 1e6, 1),
+                        f"{path.stat().st_size / 1e6:.1f}",
                         int(r["records"]),
                         int(r["rejects"]),
                         r["base_mb"],
@@ -239,6 +246,9 @@ def main() -> None:
     print()
     for name, s in slopes:
         print(f"slope {name}: {s:+.2f} MB peak RSS per 100 MB input")
+    biggest = max(sizes)
+    top = max(r[6] for r in rows if r[1] == biggest)
+    print(f"largest input {biggest} MB: peak RSS {top:.1f} MB ({_streams(top, biggest)})")
     verdict = "flat" if worst_slope < 5 else "GROWS WITH INPUT"
     print(
         f"memory slope (worst): {worst_slope:+.2f} MB per 100 MB input -> {verdict} (target < 5 MB/100 MB)"

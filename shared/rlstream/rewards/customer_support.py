@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
-from rlstream.rewards._common import make_result, reject_unknown, threshold_option
+from rlstream.rewards._common import clamp, fast_model, reject_unknown, threshold_option
 from rlstream.rewards._lexicon import ENDS, Lexicon, Scan, Vocabulary
 from rlstream.rewards.base import RewardContext, RewardResult
 from rlstream.transcript import Message, Transcript
@@ -298,19 +298,27 @@ class CustomerSupportReward:
         score = safety * (_W_RESOLUTION * resolution + _W_TONE * tone + _W_ESCALATION * escalation)
         if not n_turns:
             score = 0.0
-        return make_result(
-            reward=self.name,
-            version=self.version,
-            score=score,
-            threshold=self.threshold,
-            components={
-                "resolution": resolution,
-                "tone": tone,
-                "escalation": escalation,
-                "safety": safety,
+        s = clamp(score)
+        # components and turn scores are constants in [0, 1] and the score is clamped, so
+        # the result is built without re-validation (tests compare with validated models)
+        return fast_model(
+            RewardResult,
+            {
+                "reward": self.name,
+                "version": self.version,
+                "score": s,
+                "passed": s >= self.threshold,
+                "threshold": self.threshold,
+                "components": {
+                    "resolution": resolution,
+                    "tone": tone,
+                    "escalation": escalation,
+                    "safety": safety,
+                },
+                "reasons": tuple(reasons),
+                "turn_scores": tuple(turn_scores),
+                "features": {},
             },
-            reasons=reasons,
-            turn_scores=turn_scores,
         )
 
 

@@ -145,3 +145,22 @@ def test_outcome_judge_skips_an_unreadable_outcome_instead_of_crashing() -> None
     out = list(grade_many(ts, RewardSpec.from_names(["tool_calling"])))
     assert [type(o).__name__ for o in out] == ["ScoredRollout"] * 3
     assert all(o.passed for o in out if isinstance(o, ScoredRollout))
+
+
+def test_every_shipped_reward_builds_results_a_validator_accepts() -> None:
+    """Results are built without validation on the hot path: each must equal its validated
+    copy (types, ranges, no extra fields), for every reward on real sample conversations."""
+    support, _ = generate_transcripts(seed=3, n_tasks=12, rollouts_per_task=4, domain="support")
+    maths_ts, _ = generate_transcripts(seed=3, n_tasks=12, rollouts_per_task=4, domain="math")
+    checked = 0
+    for ts, names in (
+        (support, ["customer_support", "tool_calling", "outcome"]),
+        (maths_ts, ["gsm8k"]),
+    ):
+        for o in grade_many(ts, RewardSpec.from_names(names)):
+            if isinstance(o, ScoredRollout):
+                assert ScoredRollout.model_validate(o.model_dump()) == o
+                for r in o.results:
+                    assert RewardResult.model_validate(r.model_dump()) == r
+                    checked += 1
+    assert checked > 100

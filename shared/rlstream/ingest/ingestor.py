@@ -25,6 +25,7 @@ from rlstream.formats import parse_record
 from rlstream.formats._common import dumps
 from rlstream.ingest.models import IngestOptions, IngestSummary, Reject
 from rlstream.ingest.reader import EXCERPT, FileReader, RawItem, expand_paths, file_size
+from rlstream.ingest.seen import CompactSeenSet
 from rlstream.pii.redact import Redactor, redact_transcript
 from rlstream.taskkey.resolve import TaskKeyResolver
 from rlstream.transcript.model import SourceRef, Transcript
@@ -99,8 +100,9 @@ class IngestRun(Iterator[Transcript | Reject]):
         self.paths = expand_paths(paths)
         self.summary = IngestSummary(bytes_total=sum(file_size(p) for p in self.paths))
         self.on_progress = on_progress
-        self._seen: set[int] = set()
-        self._groups: dict[str, str] = {}
+        # compact: these live for the whole run, so they must not cost ~70 B per record
+        self._seen = CompactSeenSet()
+        self._groups = CompactSeenSet()
         self._it = self._run()
 
     def __next__(self) -> Transcript | Reject:
@@ -136,18 +138,14 @@ class IngestRun(Iterator[Transcript | Reject]):
             log.exception("unexpected error ingesting %s", item.source.label())
             reason = f"{type(exc).__name__}: {exc}"
             return self._reject(item.source, "internal_error", reason, _excerpt(item.record))
-        if self.options.dedupe:
-            h = hash(t.conversation_id)
-            if h in self._seen:
-                s.duplicates += 1
-                return None
-            self._seen.add(h)
+        if self.options.dedupe and not self._seen.add(t.conversation_id):
+            s.duplicates += 1
+            return None
         s.ok += 1
         s.by_format[t.format] = s.by_format.get(t.format, 0) + 1
         rule = t.task_key_rule or "none"
         s.task_key_rules[rule] = s.task_key_rules.get(rule, 0) + 1
-        if t.task_key is not None and t.task_key not in self._groups:
-            self._groups[t.task_key] = rule
+        if t.task_key is not None and self._groups.add(t.task_key):
             s.task_key_groups[rule] = s.task_key_groups.get(rule, 0) + 1
         return t
 

@@ -10,6 +10,7 @@ with the reason; the run goes on.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from hashlib import sha256
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -57,22 +58,42 @@ def task_key_of(t: Transcript) -> str:
     return t.conversation_id
 
 
+_ID_TAILS: dict[str, bytes] = {}
+
+
+def _rollout_id(conversation_id: str, spec_id: str) -> str:
+    """:meth:`ScoredRollout.make_id`, with the spec's encoded part computed once per spec."""
+    tail = _ID_TAILS.get(spec_id)
+    if tail is None:
+        if len(_ID_TAILS) > 1024:
+            _ID_TAILS.clear()
+        tail = _ID_TAILS[spec_id] = ("\x00" + spec_id).encode()
+    return sha256(conversation_id.encode() + tail).hexdigest()[:32]
+
+
 def _combine(t: Transcript, spec: RewardSpec, results: list[RewardResult]) -> ScoredRollout:
-    total_w = 0.0
-    acc = 0.0
-    passed = True
-    for item, r in zip(spec.items, results, strict=True):
-        w = item.entry.weight
-        total_w += w
-        acc += w * r.score
-        if not r.passed:
-            passed = False
-    score = min(1.0, max(0.0, acc / total_w))
+    items = spec.items
+    if len(items) == 1 and len(results) == 1:  # one reward: its own verdict, weighted
+        r = results[0]
+        w = items[0].entry.weight
+        score = min(1.0, max(0.0, (0.0 + w * r.score) / (0.0 + w)))
+        passed = r.passed
+    else:
+        total_w = 0.0
+        acc = 0.0
+        passed = True
+        for item, r in zip(items, results, strict=True):
+            w = item.entry.weight
+            total_w += w
+            acc += w * r.score
+            if not r.passed:
+                passed = False
+        score = min(1.0, max(0.0, acc / total_w))
     return fast_model(
         ScoredRollout,
         {
             "schema_version": 1,
-            "rollout_id": ScoredRollout.make_id(t.conversation_id, spec.spec_id),
+            "rollout_id": _rollout_id(t.conversation_id, spec.spec_id),
             "transcript": t,
             "results": tuple(results),
             "score": score,

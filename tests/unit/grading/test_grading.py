@@ -160,6 +160,7 @@ def test_every_shipped_reward_builds_results_a_validator_accepts() -> None:
         for o in grade_many(ts, RewardSpec.from_names(names)):
             if isinstance(o, ScoredRollout):
                 assert ScoredRollout.model_validate(o.model_dump()) == o
+                assert o.rollout_id == ScoredRollout.make_id(o.conversation_id, o.reward_spec)
                 for r in o.results:
                     assert RewardResult.model_validate(r.model_dump()) == r
                     checked += 1

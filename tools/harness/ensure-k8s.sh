@@ -84,8 +84,11 @@ warm() {
 }
 if ! warm; then
   with_lock k8s  # another run may be building: wait for it, then re-check inside each step
-  build_etcd
+  build_etcd &  # small; overlaps the long kube-apiserver link phases
+  etcd_pid=$!
   build_apiserver
+  wait "$etcd_pid"
 fi
-"$CACHE/bin/etcd" --version | head -1
+# sed, not head: head closes the pipe early and SIGPIPE + pipefail would fail the script.
+"$CACHE/bin/etcd" --version | sed -n 1p
 "$CACHE/bin/kube-apiserver" --version

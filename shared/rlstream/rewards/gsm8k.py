@@ -157,6 +157,17 @@ def _last_number(text: str) -> list[float] | None:
     return parse_number(last.group(0))
 
 
+#: "a:" / "A :": what _ANSWER_IS's last branch (a line reading "a: x") needs
+_A_COLON = re.compile(r"[aA]\s*:")
+
+
+def _may_say_answer(text: str) -> bool:
+    """False only when _ANSWER_IS cannot match: every other branch needs "answer" in some
+    case ("ſ", the long s, matches "s" in a case-insensitive regex)."""
+    low = text.lower()
+    return "answer" in low or "anſwer" in low or _A_COLON.search(text) is not None
+
+
 def extract_answer(text: str) -> tuple[list[float] | None, str]:
     """(candidate values, method) of the final answer in a reply."""
     if "####" in text:
@@ -169,7 +180,7 @@ def extract_answer(text: str) -> tuple[list[float] | None, str]:
         got = parse_number(boxed) if boxed is not None else None
         if got is not None:
             return got, "boxed"
-    if "nswer" in text or "NSWER" in text or ":" in text:
+    if ("nswer" in text or "NSWER" in text or ":" in text) and _may_say_answer(text):
         said = _ANSWER_IS.findall(text)
         got = parse_number(said[-1]) if said else None
         if got is not None:
@@ -203,7 +214,7 @@ def _parse_gold(label: Any) -> float:
     if isinstance(label, dict):
         for key in ("answer", "gold", "label", "target", "final_answer"):
             if key in label:
-                return _parse_gold(label[key])
+                return parse_gold(label[key])  # the plain value's parse is cached
         raise RewardError(f"gsm8k: label mapping has no answer field: {sorted(label)}")
     if isinstance(label, str):
         values, _ = extract_answer(label)

@@ -193,3 +193,31 @@ def test_class_led_number_patterns_find_what_the_rules_find(text: str, pos: int)
     for fast, rule in pairs:
         got = [(m.span(), m.group(0)) for m in fast.finditer(text, pos)]
         assert got == [(m.span(), m.group(0)) for m in rule.finditer(text, pos)], rule.pattern
+
+
+ANSWER_PARTS = ["the", "The ", " answer", "AnSwEr", "ANSWER", "anſwer", "final", "FİNAL", " is"]
+ANSWER_PARTS += [
+    ":",
+    "=",
+    " ",
+    "\n",
+    "\t",
+    "a",
+    "A",
+    " a:",
+    "\n A :",
+    "x",
+    "1",
+    "\u00a0",
+    "answer:",
+]
+answer_text = st.lists(st.sampled_from(ANSWER_PARTS) | st.text(max_size=3), max_size=10).map(
+    "".join
+)
+
+
+@settings(max_examples=800, deadline=None)
+@given(answer_text)
+def test_answer_prefilter_never_hides_a_match(text: str) -> None:
+    if gsm8k._ANSWER_IS.search(text) is not None:
+        assert gsm8k._may_say_answer(text)

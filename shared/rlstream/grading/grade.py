@@ -167,6 +167,10 @@ def grade_many(
             if not isinstance(res, GradeFailure) and judge(t, res):
                 peers.setdefault(key, []).append(t)
     scorers: dict[tuple[str, str], GroupScorer] = {}
+    factories = [getattr(i.reward, "group_scorer", None) for i in grouped]
+    left: dict[str, int] = {}  # rollouts of each group still to grade: a done group's
+    for key in keys:  # scorers (and the calls they hold) are dropped
+        left[key] = left.get(key, 0) + 1
 
     for n, (t, res) in enumerate(zip(items, partial, strict=True), start=1):
         if isinstance(res, GradeFailure) or not grouped:
@@ -174,7 +178,13 @@ def grade_many(
                 res if isinstance(res, GradeFailure) else _combine_named(t, spec, res)
             )
         else:
-            out = _second_pass(t, keys[n - 1], spec, grouped, res, base, peers, scorers)
+            out = _second_pass(t, keys[n - 1], spec, grouped, factories, res, base, peers, scorers)
+        if grouped:
+            key = keys[n - 1]
+            left[key] -= 1
+            if not left[key]:
+                for item in grouped:
+                    scorers.pop((key, item.entry.name), None)
         if on_progress is not None:
             on_progress(n, total)
         yield out
@@ -189,6 +199,7 @@ def _second_pass(
     key: str,
     spec: RewardSpec,
     grouped: list[SpecItem],
+    factories: list[Callable[[tuple[Transcript, ...]], GroupScorer] | None],
     got: dict[str, RewardResult],
     base: RewardContext,
     peers: dict[str, list[Transcript]],
@@ -199,10 +210,9 @@ def _second_pass(
     O(group) for the whole group); any other gets ``context.group`` = the other peers."""
     done = dict(got)
     ctx: RewardContext | None = None
-    for item in grouped:
+    for item, factory in zip(grouped, factories, strict=True):
         name = item.entry.name
         try:
-            factory = getattr(item.reward, "group_scorer", None)
             if factory is not None:
                 scorer = scorers.get((key, name))
                 if scorer is None:

@@ -263,7 +263,11 @@ class Gsm8kReward:
         gold = parse_gold(label)
         reasons: list[str] = []
         replies = [m.content for m in transcript.messages if m.role == "assistant"]
-        final = next((c for c in reversed(replies) if c), None)
+        final = None
+        for c in reversed(replies):
+            if c:
+                final = c
+                break
         values, method = extract_answer(final) if final else (None, "none")
         correct = self._match(values, gold)
         verdict = 1.0 if correct else 0.0

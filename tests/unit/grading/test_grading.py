@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import weakref
 from typing import Any, ClassVar
 
 import pytest
@@ -165,3 +166,61 @@ def test_every_shipped_reward_builds_results_a_validator_accepts() -> None:
                     assert RewardResult.model_validate(r.model_dump()) == r
                     checked += 1
     assert checked > 100
+
+
+class _Grouped:
+    """A group-aware reward that records its scorers: one per group, released at its end."""
+
+    name: ClassVar[str] = "grouped"
+    version: ClassVar[str] = "1"
+    endorsed_features: ClassVar[tuple[str, ...]] = ()
+    uses_group: ClassVar[bool] = True
+
+    def __init__(self, **_: Any) -> None:
+        self.threshold = 0.5
+        self.made: list[Any] = []
+
+    def __call__(self, t: Transcript, context: RewardContext) -> RewardResult:
+        return RewardResult(reward="grouped", version="1", score=1.0, passed=True, threshold=0.5)
+
+    def group_scorer(self, peers: tuple[Transcript, ...]) -> Any:
+        made = self.made
+
+        class Scorer:
+            def __call__(self, t: Transcript, context: RewardContext) -> RewardResult:
+                others = sorted(
+                    p.conversation_id for p in peers if p.conversation_id != t.conversation_id
+                )
+                share = len(others) / 10
+                return RewardResult(
+                    reward="grouped", version="1", score=share, passed=True, threshold=0.5
+                )
+
+        scorer = Scorer()
+        made.append(weakref.ref(scorer))
+        return scorer
+
+
+def test_group_scorer_is_made_once_per_group_and_released_after_it() -> None:
+    registry.register("grouped", _Grouped)
+    try:
+        spec = RewardSpec.from_names(["grouped"])
+        reward = spec.items[0].reward
+        assert isinstance(reward, _Grouped)
+        ts = [
+            Transcript(
+                conversation_id=f"{g}{i}",
+                task_key=g,
+                messages=(Message(role="user", content="q"),),
+                outcome={"resolved": True},
+            )
+            for g, i in [("a", 1), ("b", 1), ("a", 2), ("a", 3), ("b", 2), ("c", 1)]
+        ]
+        out = grade_many(ts, spec)
+        scores = [next(out).score for _ in range(4)]  # type: ignore[union-attr]
+        assert [r() is None for r in reward.made] == [True, False]  # "a" done, "b" not
+        scores += [o.score for o in out]  # type: ignore[union-attr]
+    finally:
+        registry.unregister("grouped")
+    assert len(reward.made) == 3  # a, b, c: one scorer each, not one per rollout
+    assert scores == [0.2, 0.1, 0.2, 0.2, 0.1, 0.0]  # the other passing peers of each group

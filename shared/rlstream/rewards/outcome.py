@@ -55,6 +55,8 @@ class OutcomeReward:
 
     def _components(self, src: Any) -> dict[str, float]:
         components: dict[str, float] = {}
+        if not isinstance(src, dict):
+            return components
         resolved = _first(src, self.resolved_keys)
         if resolved is not None:
             components["resolved"] = _boolish(resolved)
@@ -92,7 +94,10 @@ class OutcomeReward:
                 "logged outcome below threshold: "
                 + ", ".join(f"{k}={v:.2f}" for k, v in components.items())
             )
-        n_turns = sum(1 for m in transcript.messages if m.role == "assistant")
+        n_turns = 0
+        for m in transcript.messages:
+            if m.role == "assistant":
+                n_turns += 1
         # a conversation-level outcome says nothing about which turn earned it: uniform credit
         return make_result(
             reward=self.name,
@@ -115,12 +120,11 @@ def _range(name: str, value: Any) -> tuple[float, float]:
     return lo, hi
 
 
-def _first(src: Any, keys: tuple[str, ...]) -> Any:
-    if not isinstance(src, dict):
-        return None
+def _first(src: dict[str, Any], keys: tuple[str, ...]) -> Any:
     for k in keys:
-        if src.get(k) is not None:
-            return src[k]
+        v = src.get(k)
+        if v is not None:
+            return v
     return None
 
 

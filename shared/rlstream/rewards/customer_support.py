@@ -143,7 +143,10 @@ _ESCALATED = Lexicon(
 _ESCALATE_TOOLS = ("escalat", "transfer", "handoff", "hand_off")
 _ESCALATE_TOOL = re.compile("|".join(_ESCALATE_TOOLS))
 #: every lexicon above, scanned once per text
-_VOCAB = Vocabulary(_RESOLVE, _NEGATION, _POLITE, _RUDE, _ABUSE, _ESCALATION_ASK, _ESCALATED)
+_SECRETS = Lexicon(_SECRET_WORDS)
+_VOCAB = Vocabulary(
+    _RESOLVE, _NEGATION, _POLITE, _RUDE, _ABUSE, _ESCALATION_ASK, _ESCALATED, _SECRETS
+)
 #: any bit of a lexicon: without one, Lexicon.found is False and is not called
 _RUDE_ANY = _RUDE.word_bit | _RUDE.phrase_bit | _RUDE.prefix_bit
 _POLITE_ANY = _POLITE.word_bit | _POLITE.phrase_bit | _POLITE.prefix_bit
@@ -187,7 +190,7 @@ def _resolves(scan: Scan) -> bool:
 def _safe(scan: Scan) -> bool:
     if scan.mask & _ABUSE_ANY and _ABUSE.found(scan):
         return False
-    if _SECRET_WORDS.isdisjoint(scan.seq):
+    if not scan.mask & _SECRETS.word_bit:  # no secret word among the tokens
         return True
     # the solicitation regex reads the stream with sentence ends folded to "." (as Tokens)
     return not _SOLICIT.search(" ".join("." if t in ENDS else t for t in scan.seq))

@@ -19,9 +19,11 @@ from lightkube.types import PatchType
 pytestmark = pytest.mark.k8s
 
 
-def _job(name: str) -> Job:
+def _job(name: str, namespace: str) -> Job:
     return Job(
-        metadata=ObjectMeta(name=name, labels={"app.kubernetes.io/name": "rlstream-smoke"}),
+        metadata=ObjectMeta(
+            name=name, namespace=namespace, labels={"app.kubernetes.io/name": "rlstream-smoke"}
+        ),
         spec=JobSpec(
             backoffLimit=0,
             template=PodTemplateSpec(
@@ -43,7 +45,7 @@ async def test_job_create_watch_complete(kube: Any) -> None:
     ns = f"smoke-{uuid.uuid4().hex[:6]}"
     await client.create(Namespace(metadata=ObjectMeta(name=ns)))
     name = "train-smoke"
-    created = await client.create(_job(name), namespace=ns)
+    created = await client.create(_job(name, ns))
     assert created.metadata is not None and created.metadata.uid
     got = await client.get(Job, name, namespace=ns)
     assert got.spec is not None and got.spec.template.spec is not None
@@ -95,7 +97,7 @@ async def test_limited_token_is_forbidden(kube: Any) -> None:
     client = AsyncClient(KubeConfig.from_file(kube.limited_kubeconfig))
     try:
         with pytest.raises(ApiError) as err:
-            await client.create(_job("not-allowed"), namespace="default")
+            await client.create(_job("not-allowed", "default"))
         assert err.value.status.code == 403
         with pytest.raises(ApiError) as err2:
             _ = [j async for j in client.list(Job, namespace="default")]

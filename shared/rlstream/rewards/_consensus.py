@@ -116,7 +116,10 @@ class Votes:
         for name, pos_votes in zip(names, tally, strict=True):
             args: dict[str, Any] = {}
             for k, encs in pos_votes.items():
-                enc, n = min(encs.items(), key=lambda kv: (-kv[1], kv[0]))
+                if len(encs) == 1:  # unanimous (the usual case): nothing to rank
+                    ((enc, n),) = encs.items()
+                else:
+                    enc, n = min(encs.items(), key=_rank)
                 if n * 2 > n_members and not is_free_text(self._values[enc]):
                     args[k] = self._values[enc]
             ref.append((name, args))
@@ -133,6 +136,11 @@ class Votes:
                         encs[enc] = encs.get(enc, 0) + 1
             self._tallies[names] = hit
         return hit
+
+
+def _rank(kv: tuple[str, int]) -> tuple[int, str]:
+    """Most votes first, then the smallest encoding."""
+    return -kv[1], kv[0]
 
 
 def consensus(peer_calls: Sequence[list[Call]]) -> Ref:

@@ -108,6 +108,7 @@ def main() -> None:
     ap.add_argument("--partitions", type=int, default=6)
     ap.add_argument("--batch", type=int, default=1000)
     ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("--profile", default=None, help="cProfile the services: stats prefix path")
     a = ap.parse_args()
 
     servers, srv, rundir = start_servers()
@@ -116,7 +117,11 @@ def main() -> None:
         srv["postgres"].create_database(),
         srv["redis"].url,
         rundir / "stack",
-        env={"RLSTREAM_BATCH_MAX_RECORDS": str(a.batch), "RLSTREAM_LOG_LEVEL": "WARNING"},
+        env={
+            "RLSTREAM_BATCH_MAX_RECORDS": str(a.batch),
+            "RLSTREAM_LOG_LEVEL": "WARNING",
+            **({"RLSTREAM_PROFILE_PATH": a.profile} if a.profile else {}),
+        },
     )
     try:
         st.create_topics(partitions=a.partitions)

@@ -8,6 +8,7 @@ broker refuses for good (too large) is reported per item so it can be dead-lette
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -19,6 +20,12 @@ from rlstream.observability.metrics import PUBLISHED
 R = TypeVar("R")
 
 Headers = Sequence[tuple[str, bytes]]
+
+# producer -> (topic, partitions, available) -> key -> partition; bounded, cleared when full
+_KEYED: weakref.WeakKeyDictionary[
+    Any, dict[tuple[str, tuple[int, ...], tuple[int, ...]], dict[bytes, int]]
+] = weakref.WeakKeyDictionary()
+_KEYED_MAX = 100_000
 
 
 def make_producer(bootstrap: str, client_id: str, max_request_size: int) -> AIOKafkaProducer:
@@ -57,6 +64,7 @@ class Outbox(Generic[R]):
     producer: AIOKafkaProducer
     service: str
     _pending: list[_Out[R]] = field(default_factory=list)
+    _parts: dict[str, tuple[list[int], list[int]]] = field(default_factory=dict)
 
     async def add(
         self,
@@ -78,10 +86,7 @@ class Outbox(Generic[R]):
         for topic in {o.topic for o in pending}:
             await prod.partitions_for(topic)  # metadata for the partitioner
         for o in pending:
-            part = prod._partition(
-                o.topic, None, None, None, o.key, o.value
-            )  # aiokafka's own partitioner
-            by_part.setdefault((o.topic, part), []).append(o)
+            by_part.setdefault((o.topic, self._partition(o.topic, o.key)), []).append(o)
         sent: list[tuple[list[_Out[R]], asyncio.Future[Any]]] = []
         for (topic, part), outs in by_part.items():
             batch = prod.create_batch()
@@ -110,6 +115,31 @@ class Outbox(Generic[R]):
         for topic, n in counts.items():
             PUBLISHED.labels(self.service, topic).inc(n)
         return failures
+
+    def _partition(self, topic: str, key: bytes | None) -> int:
+        """aiokafka's own partitioner, with the partition lists read once per topic and
+        flush (``producer._partition`` copies both per record) and keyed results cached
+        while the topic's partitions stay the same (task keys repeat on scored)."""
+        parts = self._parts.get(topic)
+        if parts is None:
+            meta = self.producer._metadata
+            all_p = list(meta.partitions_for_topic(topic))
+            avail = list(meta.available_partitions_for_topic(topic))
+            parts = self._parts[topic] = (all_p, avail)
+        all_p, avail = parts
+        partitioner = self.producer._partitioner
+        if key is None:
+            return int(partitioner(None, all_p, avail))
+        per_producer = _KEYED.get(self.producer)
+        if per_producer is None:
+            per_producer = _KEYED[self.producer] = {}
+        cache = per_producer.setdefault((topic, tuple(all_p), tuple(avail)), {})
+        part = cache.get(key)
+        if part is None:
+            if len(cache) >= _KEYED_MAX:
+                cache.clear()
+            part = cache[key] = int(partitioner(key, all_p, avail))
+        return part
 
     async def _one_by_one(
         self, chunk: list[_Out[R]], counts: dict[str, int]

@@ -36,6 +36,10 @@ class ServiceSettings(Settings):
     pg_pool_max: int = 4
     redis_namespace: str = "rlstream"
     topic_prefix: str = Field(default="", description="prepended to every topic (tenancy, tests)")
+    profile_path: str | None = Field(
+        default=None,
+        description="cProfile the process; stats go to <path>.<service>.<pid> at shutdown",
+    )
 
     def group_for(self, service: str) -> str:
         return self.consumer_group or f"{self.topic_prefix}rlstream-{service}"
@@ -53,6 +57,7 @@ class Runtime:
         self.redis: Any = None
         self.producer: AIOKafkaProducer | None = None
         self.health_port: int | None = None
+        self._profiler: Any = None
 
     def topic(self, name: str) -> str:
         """The physical topic for a contract topic name (adds ``topic_prefix``)."""
@@ -61,6 +66,11 @@ class Runtime:
     async def start(self) -> None:
         s = self.settings
         configure_logging(self.service, s.log_level, s.log_json)
+        if s.profile_path:  # why: py-spy is not available; the bench needs a per-service profile
+            import cProfile
+
+            self._profiler = cProfile.Profile()
+            self._profiler.enable()
         if s.health_port >= 0:
             self.health_port = await self.health.start(s.health_host, s.health_port)
         from rlstream.storage import Store, upgrade
@@ -93,6 +103,11 @@ class Runtime:
         if self.store is not None:
             await self.store.close()
         await self.health.stop()
+        if self._profiler is not None:
+            import os
+
+            self._profiler.disable()
+            self._profiler.dump_stats(f"{self.settings.profile_path}.{self.service}.{os.getpid()}")
 
 
 def subscriber_kwargs(settings: ServiceSettings, service: str) -> dict[str, Any]:

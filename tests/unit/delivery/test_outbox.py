@@ -12,18 +12,29 @@ from rlstream.delivery import Outbox
 pytestmark = pytest.mark.unit
 
 
+class Meta:
+    def partitions_for_topic(self, topic: str) -> set[int]:
+        return {0, 1}
+
+    def available_partitions_for_topic(self, topic: str) -> set[int]:
+        return {0, 1}
+
+
 class Producer:
     """Refuses any batch holding a value over 10 bytes; partitions by key length."""
-
-    def __init__(self) -> None:
-        self.batches: list[tuple[str, int, list[bytes]]] = []
-        self.singles: list[bytes] = []
 
     async def partitions_for(self, topic: str) -> set[int]:
         return {0, 1}
 
-    def _partition(self, topic: str, p: Any, k: Any, v: Any, key: bytes, value: bytes) -> int:
-        return len(key) % 2
+    def __init__(self) -> None:
+        self.batches: list[tuple[str, int, list[bytes]]] = []
+        self.singles: list[bytes] = []
+        self._metadata = Meta()
+        self.partitioned = 0
+
+    def _partitioner(self, key: bytes | None, all_p: list[int], avail: list[int]) -> int:
+        self.partitioned += 1
+        return len(key or b"") % 2
 
     def create_batch(self) -> Batch:
         return Batch()
@@ -68,3 +79,36 @@ async def test_refused_batch_is_resent_one_by_one_and_only_the_culprit_fails() -
     failures = await box.flush()
     assert [(ref, type(e).__name__) for ref, e in failures] == [("big", "MessageSizeTooLargeError")]
     assert prod.singles == [b"small", b"fine"]
+
+
+async def test_keyed_partitions_match_aiokafka_and_are_computed_once_per_key() -> None:
+    from aiokafka.partitioner import DefaultPartitioner
+
+    prod = Producer()
+    real = DefaultPartitioner()
+    prod._partitioner = real  # type: ignore[assignment,method-assign]
+    prod._metadata.partitions_for_topic = lambda t: {0, 1, 2, 3, 4, 5}  # type: ignore[method-assign]
+    prod._metadata.available_partitions_for_topic = lambda t: {0, 1, 2, 3, 4, 5}  # type: ignore[method-assign]
+    keys = [f"task{i % 7}".encode() for i in range(40)]
+    box: Outbox[int] = Outbox(prod, "svc")  # type: ignore[arg-type]
+    for i, k in enumerate(keys):
+        await box.add("keyed", k, b"v", ref=i)
+    assert await box.flush() == []
+    got = {p: n for _, p, n in [(t, p, len(v)) for t, p, v in prod.batches]}
+    want: dict[int, int] = {}
+    for k in keys:
+        p = real(k, [0, 1, 2, 3, 4, 5], [0, 1, 2, 3, 4, 5])
+        want[p] = want.get(p, 0) + 1
+    assert got == want
+    calls = 0
+
+    def counting(key: bytes | None, all_p: list[int], avail: list[int]) -> int:
+        nonlocal calls
+        calls += 1
+        return int(real(key, all_p, avail))
+
+    prod._partitioner = counting  # type: ignore[assignment,method-assign]
+    for k in keys:  # cached from the first flush: same producer, topic and partitions
+        await box.add("keyed", k, b"v")
+    await box.flush()
+    assert calls == 0

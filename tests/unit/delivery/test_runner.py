@@ -57,7 +57,15 @@ class Producer:
     async def partitions_for(self, topic: str) -> set[int]:
         return {0}
 
-    def _partition(self, *args: Any) -> int:
+    class _Meta:
+        def partitions_for_topic(self, topic: str) -> set[int]:
+            return {0}
+
+        available_partitions_for_topic = partitions_for_topic
+
+    _metadata = _Meta()
+
+    def _partitioner(self, *args: Any) -> int:
         return 0
 
     def create_batch(self) -> Batch:

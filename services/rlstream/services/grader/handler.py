@@ -28,6 +28,23 @@ from rlstream.rewards.scored import ScoredRollout
 from rlstream.transcript import Transcript
 
 
+def scored_json(rollout: ScoredRollout, transcript_json: bytes | None) -> bytes:
+    """The ScoredEvent wire form, reusing the transcript's bytes as consumed.
+
+    The transcript is most of the event and arrived as JSON that validated as a
+    Transcript, and grading passes it through untouched, so serialising it again would
+    only spend ~10 µs per rollout re-making the bytes we consumed. Same JSON value; the
+    ``transcript`` member comes first.
+    """
+    if not transcript_json:
+        return rollout.model_dump_json().encode()
+    rest = rollout.model_dump_json(exclude=_NO_TRANSCRIPT).encode()
+    return b'{"transcript":' + transcript_json + b"," + rest[1:]
+
+
+_NO_TRANSCRIPT = {"transcript"}
+
+
 class SpecResolver:
     """agent -> RewardSpec, built once per agent (reward construction is not free)."""
 
@@ -51,6 +68,12 @@ class GraderHandler:
     def __init__(self, rt: Runtime, specs: SpecResolver) -> None:
         self.rt = rt
         self.specs = specs
+        self._seen: SeenKeys | None = None
+
+    def _seen_keys(self) -> SeenKeys | None:
+        if self._seen is None and self.rt.redis is not None:
+            self._seen = SeenKeys(self.rt.redis, "scored")
+        return self._seen
 
     def decode(self, record: Any) -> Transcript:
         value = record.value or b""
@@ -71,6 +94,7 @@ class GraderHandler:
                 continue
             by_spec.setdefault(spec.spec_id, (spec, []))[1].append(it)
         scored: list[Item[ScoredRollout]] = []
+        fresh: set[int] = set()
         for spec, items in by_spec.values():
             results = grade_many([i.value for i in items], spec)
             for it, res in zip(items, results, strict=True):
@@ -79,11 +103,17 @@ class GraderHandler:
                     rejected.append(Rejected(it.record, verdict, None))
                 else:
                     scored.append(Item(it.record, res))
-        return rejected + await self.publish(scored)
+                    if res.transcript is not it.value:  # replaced: its bytes are not reusable
+                        fresh.add(id(scored[-1]))
+        return rejected + await self.publish(scored, fresh)
 
-    async def publish(self, items: list[Item[ScoredRollout]]) -> list[Rejected]:
+    async def publish(
+        self, items: list[Item[ScoredRollout]], fresh: set[int] | None = None
+    ) -> list[Rejected]:
+        """Persist (idempotent), publish, then remember as seen. ``fresh``: ids of items
+        whose transcript is not the consumed record's (serialised in full)."""
         rt = self.rt
-        seen_keys = SeenKeys(rt.redis, "scored") if rt.redis is not None else None
+        seen_keys = self._seen_keys()
         if seen_keys is not None and items:
             flags = await seen_keys.seen([i.value.rollout_id for i in items])
             items = [i for i, f in zip(items, flags, strict=True) if not f]
@@ -95,14 +125,11 @@ class GraderHandler:
 
         ok, bad = await apply_isolating(items, save)
         box = rt.runner.outbox()
+        topic = self.rt.topic(topics.SCORED)
         for it in ok:
             r = it.value
-            await box.add(
-                self.rt.topic(topics.SCORED),
-                r.task_key.encode(),
-                r.model_dump_json().encode(),
-                ref=it,
-            )
+            raw = None if fresh and id(it) in fresh else it.record.value
+            await box.add(topic, r.task_key.encode(), scored_json(r, raw), ref=it)
         failed = {id(ref): exc for ref, exc in await box.flush()}
         bad += [reject_or_retry(it.record, failed[id(it)]) for it in ok if id(it) in failed]
         if seen_keys is not None:

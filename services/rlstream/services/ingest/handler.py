@@ -52,6 +52,12 @@ class IngestHandler:
         self.ingestor = ingestor
         self.assembler = assembler
         self.lock = asyncio.Lock()  # the sweeper and the consumer share the assembler
+        self._seen: SeenKeys | None = None
+
+    def _seen_keys(self) -> SeenKeys | None:
+        if self._seen is None and self.rt.redis is not None:
+            self._seen = SeenKeys(self.rt.redis, "transcript")
+        return self._seen
 
     async def handle(self, records: Sequence[Any]) -> list[Rejected]:
         rejected: list[Rejected] = []
@@ -90,7 +96,7 @@ class IngestHandler:
         if not items:
             return []
         rt = self.rt
-        seen_keys = SeenKeys(rt.redis, "transcript") if rt.redis is not None else None
+        seen_keys = self._seen_keys()
         if seen_keys is not None:
             seen = await seen_keys.seen([i.value.conversation_id for i in items])
             items = [i for i, s in zip(items, seen, strict=True) if not s]

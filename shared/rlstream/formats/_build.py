@@ -20,6 +20,7 @@ from rlstream.formats._common import (
     jsonable,
     parse_ts,
 )
+from rlstream.formats._fast import trusted
 from rlstream.transcript.model import Message, Transcript
 
 _TS_KEYS = ("timestamp", "created_at", "time")
@@ -116,21 +117,36 @@ def build(
         strs[key] = None if value is None else str(value)
     if model is None and record.get("model") is not None:
         model = str(record["model"])
+    fields: dict[str, Any] = {
+        "conversation_id": conversation_id,
+        "messages": tuple(messages),
+        "tools": tuple(tools),
+        "model": model,
+        "outcome": out,
+        "label": jsonable(record.get("label")),
+        "metadata": meta,
+        "format": fmt,
+        **strs,
+        **times,
+    }
+    if _checked(fields):
+        # every value above is already of its field's type (jsonable copies, parse_ts
+        # datetimes, str() ids, validated Message instances): validating again would walk
+        # every metadata / tool JSON tree a second time for nothing
+        return trusted(Transcript, fields)
     try:
-        return Transcript(
-            conversation_id=conversation_id,
-            messages=tuple(messages),
-            tools=tuple(tools),
-            model=model,
-            outcome=out,
-            label=jsonable(record.get("label")),
-            metadata=meta,
-            format=fmt,
-            **strs,
-            **times,
-        )
+        return Transcript(**fields)
     except ValidationError as exc:
         raise SchemaViolation(f"{fmt}: {exc.errors()[0].get('msg', exc)}") from exc
+
+
+def _checked(fields: Mapping[str, Any]) -> bool:
+    """The cheap checks that stand in for validation on :func:`build`'s own output."""
+    return (
+        type(fields["conversation_id"]) is str
+        and all(type(m) is Message for m in fields["messages"])
+        and all(type(t) is dict for t in fields["tools"])
+    )
 
 
 def link_tool_names(messages: list[Message]) -> list[Message]:

@@ -114,15 +114,44 @@ def as_text(value: Any) -> str | None:
     return dumps(value)
 
 
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+#: anything orjson would write in its own way (subclasses, datetimes, dataclasses) makes it
+#: raise instead, so the Python walk below decides those
+_STRICT = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATETIME
+_STRICT |= orjson.OPT_PASSTHROUGH_DATACLASS
+
+
 def jsonable(value: Any) -> JsonValue:
-    """Coerce to plain JSON (tuples to lists, odd scalars to str) so pydantic accepts it."""
+    """Coerce to plain JSON (tuples to lists, odd scalars to str) so pydantic accepts it.
+
+    Always a fresh copy of containers. Plain JSON (what ``orjson.loads`` gives, i.e. every
+    record off the wire) is copied by an orjson round trip, ~10x faster than walking it in
+    Python; the walk remains for anything else (non-string keys, datetimes, subclasses).
+    """
+    t = type(value)
+    if t in _PLAIN:
+        return value  # type: ignore[no-any-return]
+    if t is dict or t is list:
+        try:
+            return orjson.loads(orjson.dumps(value, option=_STRICT))  # type: ignore[no-any-return]
+        except (TypeError, orjson.JSONEncodeError):
+            pass
+    return _jsonable_slow(value)
+
+
+def _jsonable_slow(value: Any) -> JsonValue:
     if value is None or isinstance(value, str | bool | int | float):
         return value
     if isinstance(value, Mapping):
-        return {str(k): jsonable(v) for k, v in value.items()}
+        return {str(k): _jsonable_slow(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [jsonable(v) for v in value]
+        return [_jsonable_slow(v) for v in value]
     return str(value)
+
+
+def str_keys(d: Mapping[Any, Any]) -> bool:
+    """Every key a string (pydantic's ``dict[str, ...]`` check, for ``model_construct``)."""
+    return all(type(k) is str for k in d)
 
 
 def require_list(value: Any, what: str) -> list[Any]:

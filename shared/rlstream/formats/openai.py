@@ -16,8 +16,10 @@ from rlstream.formats._common import (
     loads_maybe,
     require_dict,
     require_list,
+    str_keys,
     tool_from_openai,
 )
+from rlstream.formats._fast import trusted
 from rlstream.transcript.model import Message, Role, ToolCall, Transcript
 
 _ROLES: dict[str, Role] = {
@@ -55,14 +57,17 @@ def parse_call(raw: Any) -> ToolCall:
             {f"function.{k}": jsonable(v) for k, v in fn.items() if k not in ("name", "arguments")}
         )
     cid = call.get("id")
-    return ToolCall(
-        id=None if cid is None else str(cid),
-        name=name,
-        arguments=jsonable(loads_maybe(args)),
-        raw_arguments=raw_args,
-        type=str(call.get("type") or "function"),
-        extra=extra,
-    )
+    fields = {
+        "id": None if cid is None else str(cid),
+        "name": name,
+        "arguments": jsonable(loads_maybe(args)),
+        "raw_arguments": raw_args,
+        "type": str(call.get("type") or "function"),
+        "extra": extra,
+    }
+    if str_keys(extra):  # every other value is of its field's type by construction
+        return trusted(ToolCall, fields)
+    return ToolCall(**fields)
 
 
 def split_content(content: Any, extra: dict[str, JsonValue]) -> str | None:
@@ -103,16 +108,19 @@ def parse_message(raw: Any) -> Message:
     content = split_content(msg.get("content"), extra)
     tool_call_id = msg.get("tool_call_id")
     name = msg.get("name")
-    return Message(
-        role=role,
-        content=content,
-        tool_calls=tuple(calls),
-        tool_call_id=None if tool_call_id is None else str(tool_call_id),
-        name=None if name is None else str(name),
-        is_error=bool(msg.get("is_error", False)),
-        timestamp=message_timestamp(msg, extra),
-        extra=extra,
-    )
+    fields = {
+        "role": role,
+        "content": content,
+        "tool_calls": tuple(calls),
+        "tool_call_id": None if tool_call_id is None else str(tool_call_id),
+        "name": None if name is None else str(name),
+        "is_error": bool(msg.get("is_error", False)),
+        "timestamp": message_timestamp(msg, extra),
+        "extra": extra,
+    }
+    if str_keys(extra):  # every other value is of its field's type by construction
+        return trusted(Message, fields)
+    return Message(**fields)
 
 
 def parse_messages(raw: Any) -> list[Message]:

@@ -30,6 +30,7 @@ import orjson
 from rlstream.formats import to_format
 from rlstream.ingest import IngestOptions, Ingestor
 from rlstream.pii import detectors
+from rlstream.pii import redact as pii_redact
 from rlstream.sampledata import generate_transcripts
 from rlstream.transcript.model import Transcript
 
@@ -44,6 +45,9 @@ def records(seed: int, n: int, domain: str) -> list[bytes]:
 
 def _clear_caches() -> None:
     detectors._find_cached.cache_clear()
+    clean = getattr(pii_redact, "_CLEAN", None)  # the no-PII value memo, where there is one
+    if clean is not None:
+        clean.clear()
 
 
 def _cpu(fn: Callable[[], object]) -> float:

@@ -257,3 +257,21 @@ def test_spot_checks_found_after_the_eval(text: str, value: str) -> None:
 )
 def test_more_hard_negatives(text: str) -> None:
     assert find_spans(text) == []
+
+
+def test_clean_memo_hit_behaves_like_the_walk() -> None:
+    """A JSON value seen clean is skipped; one with PII is still redacted and numbered."""
+    from rlstream.pii.redact import _CLEAN, Redactor
+
+    tool = {"name": "lookup_order", "description": "Look an order up by its id, politely."}
+    first = Redactor()
+    assert first.json(tool) is tool and not first.found
+    assert len(_CLEAN) >= 1
+    again = Redactor()
+    assert again.json(dict(tool)) == tool and not again.found
+    dirty = {"note": "mail jane.doe@example.com about order 1234", "x": "padding padding"}
+    r = Redactor()
+    out = r.json(dirty)
+    assert out["note"] == "mail <EMAIL_1> about order 1234" and r.found["EMAIL"] == 1
+    assert r.json(dirty)["note"] == "mail <EMAIL_1> about order 1234"
+    assert r.found["EMAIL"] == 2

@@ -125,5 +125,16 @@ class Transcript(_Frozen):
         return cls.model_validate_json(data)
 
     def with_updates(self, **changes: Any) -> Transcript:
-        """A validated copy with fields replaced (frozen models cannot be mutated)."""
-        return self.model_validate({**self.model_dump(), **changes})
+        """A validated copy with fields replaced (frozen models cannot be mutated).
+
+        Only the changed fields are validated (next to the two required ones, which are
+        already-valid values here): the unchanged ones were validated when ``self`` was made,
+        and re-walking every tool schema and metadata tree cost ~200 us a call. The result
+        equals what validating a full dump gives, every field marked as set.
+        """
+        checked = self.model_validate(
+            {"conversation_id": self.conversation_id, "messages": self.messages, **changes}
+        )
+        new = self.model_copy(update={k: checked.__dict__[k] for k in changes})
+        object.__setattr__(new, "__pydantic_fields_set__", set(type(self).model_fields))
+        return new

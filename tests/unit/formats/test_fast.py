@@ -6,6 +6,7 @@ import datetime as dt
 
 import orjson
 import pytest
+from pydantic import ValidationError
 
 from rlstream.errors import SchemaViolation
 from rlstream.formats import parse_record, to_format
@@ -47,3 +48,20 @@ def test_non_string_keys_still_validated() -> None:
     rec = {"messages": [{"role": "user", "content": "hi", 7: "x"}]}
     with pytest.raises(SchemaViolation):
         parse_record(rec, "openai")
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [{"task_key": "k"}, {"label": None}, {"outcome": {"resolved": True}, "conversation_id": "g"}],
+)
+def test_with_updates_equals_full_revalidation(changes: dict[str, object]) -> None:
+    t = generate_transcripts(1, 1, 2, "support")[0][0]
+    got = t.with_updates(**changes)
+    _same(got, Transcript.model_validate({**t.model_dump(), **changes}))
+
+
+@pytest.mark.parametrize("bad", [{"task_key": 5}, {"nope": 1}, {"messages": [{"role": "x"}]}])
+def test_with_updates_still_validates_changes(bad: dict[str, object]) -> None:
+    t = generate_transcripts(1, 1, 2, "support")[0][0]
+    with pytest.raises(ValidationError):
+        t.with_updates(**bad)

@@ -73,6 +73,10 @@ class Detector:
     min_digits: int = 0
     #: matches lie inside one digit cluster: search only there, not the whole text
     windowed: bool = False
+    #: a windowed match holds at least ``sep_min`` of ``sep`` (IPv4: three dots): clusters
+    #: with fewer cannot match, so the regex is not even started on them
+    sep: str = ""
+    sep_min: int = 0
 
 
 _SECRET_KEY_NAMES = (
@@ -219,6 +223,8 @@ DETECTORS: tuple[Detector, ...] = (
         re.compile(r"(?<![\w-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\w-])"),
         min_digits=9,
         windowed=True,
+        sep="-",
+        sep_min=2,
     ),
     Detector(
         "SSN",
@@ -252,6 +258,8 @@ DETECTORS: tuple[Detector, ...] = (
         ipv4_ok,
         min_digits=4,
         windowed=True,
+        sep=".",
+        sep_min=3,
     ),
     Detector(
         "PHONE",
@@ -362,28 +370,39 @@ def _scan(det: Detector, text: str, pos: int, endpos: int, found: list[Span]) ->
         found.append(Span(start, end, det.kind, det.priority))
 
 
+#: needles present -> (whole-text detectors, windowed detectors), in DETECTORS order
+_PLANS: dict[tuple[str, ...], tuple[tuple[Detector, ...], tuple[Detector, ...]]] = {}
+
+
+def _plan(present: tuple[str, ...]) -> tuple[tuple[Detector, ...], tuple[Detector, ...]]:
+    plan = _PLANS.get(present)
+    if plan is None:
+        dets = [DETECTORS[i] for i in sorted({i for n in present for i in _BY_NEEDLE[n]})]
+        plan = (
+            tuple(d for d in dets if not d.windowed),
+            tuple(d for d in dets if d.windowed),
+        )
+        if len(_PLANS) < 4096:  # needle combinations are few; the bound is a safety net
+            _PLANS[present] = plan
+    return plan
+
+
 def _find(text: str) -> list[Span]:
     found: list[Span] = []
     low = text.lower()
     present = [n for n in _NEEDLES if n in low]
-    digits = 0
-    if _DIGIT.search(text) is not None:
+    digits = len(text) - len(text.translate(_NO_DIGITS))
+    if digits:
         present.append("")
-        digits = len(text) - len(text.translate(_NO_DIGITS))
-    if ":" in text and text.count(":") >= 2:
+    if text.count(":") >= 2:
         present.append(":2")
     if not present:
         return found
-    windowed: list[Detector] = []
-    for i in sorted({i for n in present for i in _BY_NEEDLE[n]}):
-        det = DETECTORS[i]
-        if det.min_digits > digits:
-            continue
-        if det.windowed:
-            windowed.append(det)
-        else:
+    whole, windowed = _plan(tuple(present))
+    for det in whole:
+        if det.min_digits <= digits:
             _scan(det, text, 0, len(text), found)
-    if windowed:
+    if windowed and digits >= 4:
         n = len(text)
         for cm in _CLUSTER.finditer(text):
             cluster = cm.group()
@@ -392,7 +411,7 @@ def _find(text: str) -> list[Span]:
                 continue
             a, b = cm.span()
             for det in windowed:
-                if det.min_digits <= nd:
+                if det.min_digits <= nd and (not det.sep or cluster.count(det.sep) >= det.sep_min):
                     # lookbehinds see the text before ``a``; two chars after ``b`` feed lookaheads
                     _scan(det, text, a, min(n, b + 2), found)
     if len(found) <= 1:

@@ -24,35 +24,39 @@ _set_extra = _SLOTS["__pydantic_extra__"].__set__
 _set_private = _SLOTS["__pydantic_private__"].__set__
 _new = object.__new__
 
-#: per model: (name, default, default_factory) in field order
-_PLAN: dict[type[BaseModel], tuple[tuple[str, Any, Any], ...]] = {}
+#: per model: every field with its plain default (field order), and the fields whose default
+#: is a factory (a fresh value per instance)
+_PLAN: dict[type[BaseModel], tuple[dict[str, Any], tuple[tuple[str, Any], ...]]] = {}
 
 
-def _plan(cls: type[BaseModel]) -> tuple[tuple[str, Any, Any], ...]:
+def _plan(cls: type[BaseModel]) -> tuple[dict[str, Any], tuple[tuple[str, Any], ...]]:
     plan = _PLAN.get(cls)
     if plan is None:
-        plan = tuple(
-            (name, None if f.default is PydanticUndefined else f.default, f.default_factory)
+        template = {
+            name: None if f.default is PydanticUndefined else f.default
             for name, f in cls.model_fields.items()
+        }
+        factories = tuple(
+            (name, f.default_factory)
+            for name, f in cls.model_fields.items()
+            if f.default_factory is not None
         )
-        _PLAN[cls] = plan
+        plan = _PLAN[cls] = (template, factories)
     return plan
 
 
 def trusted(cls: type[M], values: dict[str, Any]) -> M:
     """An instance of ``cls`` from already-valid ``values`` (missing fields get defaults).
 
-    Only for values whose types our own code guarantees; anything from outside goes through
-    normal validation.
+    Only for values whose types our own code guarantees, naming only fields of ``cls``;
+    anything from outside goes through normal validation.
     """
-    data: dict[str, Any] = {}
-    for name, default, factory in _plan(cls):
-        if name in values:
-            data[name] = values[name]
-        elif factory is not None:
+    template, factories = _plan(cls)
+    data = template.copy()  # field order comes from the template
+    data.update(values)
+    for name, factory in factories:
+        if name not in values:
             data[name] = factory()
-        else:
-            data[name] = default
     m: M = _new(cls)
     _set_dict(m, data)
     _set_fields(m, set(values))

@@ -405,11 +405,13 @@ def _find(text: str) -> list[Span]:
     if windowed and digits >= 4:
         n = len(text)
         for cm in _CLUSTER.finditer(text):
-            cluster = cm.group()
+            a, b = cm.span()
+            if b - a < 4:  # fewer than 4 chars, fewer than 4 digits: most clusters in prose
+                continue
+            cluster = text[a:b]
             nd = len(cluster) - len(cluster.translate(_NO_DIGITS))
             if nd < 4:
                 continue
-            a, b = cm.span()
             for det in windowed:
                 if det.min_digits <= nd and (not det.sep or cluster.count(det.sep) >= det.sep_min):
                     # lookbehinds see the text before ``a``; two chars after ``b`` feed lookaheads

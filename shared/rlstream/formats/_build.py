@@ -20,7 +20,7 @@ from rlstream.formats._common import (
     jsonable,
     parse_ts,
 )
-from rlstream.formats._fast import trusted
+from rlstream.formats._fast import replaced, trusted
 from rlstream.transcript.model import Message, Transcript
 
 _TS_KEYS = ("timestamp", "created_at", "time")
@@ -158,6 +158,6 @@ def link_tool_names(messages: list[Message]) -> list[Message]:
             if c.id is not None:
                 names[c.id] = c.name
         if m.role == "tool" and m.name is None and m.tool_call_id in names:
-            m = m.model_copy(update={"name": names[m.tool_call_id]})
+            m = replaced(m, {"name": names[m.tool_call_id]})
         out.append(m)
     return out

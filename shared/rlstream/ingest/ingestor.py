@@ -23,6 +23,7 @@ from rlstream.errors import (
 )
 from rlstream.formats import parse_record
 from rlstream.formats._common import dumps
+from rlstream.formats._fast import replaced
 from rlstream.ingest.models import IngestOptions, IngestSummary, Reject
 from rlstream.ingest.reader import EXCERPT, FileReader, RawItem, expand_paths, file_size
 from rlstream.ingest.seen import CompactSeenSet
@@ -63,7 +64,7 @@ class Ingestor:
         except RecursionError as exc:
             raise SchemaViolation("record is nested too deeply to ingest") from exc
         if source is not None:
-            t = t.model_copy(update={"source": source})
+            t = replaced(t, {"source": source})
         return t
 
     def process_bytes(self, data: bytes, source: SourceRef | None = None) -> Transcript:

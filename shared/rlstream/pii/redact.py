@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 from pydantic import JsonValue
 
+from rlstream.formats._fast import replaced
 from rlstream.pii.detectors import (
     CONTEXT_KINDS,
     PASSWORD_KEY,
@@ -226,7 +227,7 @@ class Redactor:
         extra = self.json(c.extra)
         if args is c.arguments and raw is c.raw_arguments and extra is c.extra:
             return c
-        return c.model_copy(update={"arguments": args, "raw_arguments": raw, "extra": extra})
+        return replaced(c, {"arguments": args, "raw_arguments": raw, "extra": extra})
 
     def _json_text(self, s: str) -> str:
         """A tool result that is JSON: redact its values by key and content, keep it JSON."""
@@ -250,7 +251,7 @@ class Redactor:
             and all(a is b for a, b in zip(calls, m.tool_calls, strict=True))
         ):
             return m
-        return m.model_copy(update={"content": content, "tool_calls": calls, "extra": extra})
+        return replaced(m, {"content": content, "tool_calls": calls, "extra": extra})
 
 
 def redact_transcript(t: Transcript, redactor: Redactor | None = None) -> Transcript:
@@ -270,7 +271,7 @@ def redact_transcript(t: Transcript, redactor: Redactor | None = None) -> Transc
     }
     if find_spans(t.conversation_id):
         update["conversation_id"] = pii_free_id(t.conversation_id)
-    return t.model_copy(update=update)
+    return replaced(t, update)
 
 
 def _decodes_to(raw: str, value: Any) -> bool:

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rlstream.formats._common import dumps_sorted, get_path
+from rlstream.formats._fast import replaced
 from rlstream.pii.detectors import find_spans
 from rlstream.pii.redact import pii_free_id
 from rlstream.taskkey.normalize import normalise_text, short_hash, toolset_hash
@@ -93,4 +94,4 @@ class TaskKeyResolver:
 
     def apply(self, t: Transcript, raw: Mapping[str, Any] | None = None) -> Transcript:
         key, rule = self.resolve(t, raw)
-        return t.model_copy(update={"task_key": key, "task_key_rule": rule})
+        return replaced(t, {"task_key": key, "task_key_rule": rule})

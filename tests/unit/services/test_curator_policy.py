@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from rlstream.services.curator.policy import pool_stats, should_release
+from rlstream.services.curator.policy import pick_groups, pool_stats, should_release
 from rlstream.services.curator.settings import CuratorSettings
 from rlstream.storage import GroupKey, GroupStats
 
@@ -41,3 +41,17 @@ def test_per_agent_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
     s = CuratorSettings()
     assert s.thresholds_for("big") == (5000, 7, 0.3)
     assert s.thresholds_for("other") == (200, 7, 0.3)
+
+
+def test_pick_groups_reads_whole_groups_round_robin_under_the_cap() -> None:
+    groups = [g(f"t{i}", 4, 2) for i in range(5)]  # t0..t4, 20 rollouts
+    assert pick_groups(groups, None, 20) == (None, None)  # fits: read everything
+    keys, cur = pick_groups(groups, None, 9)
+    assert (keys, cur) == (["t0", "t1"], "t1")  # whole groups: 8 <= 9 < 12
+    keys, cur = pick_groups(groups, cur, 9)
+    assert (keys, cur) == (["t2", "t3"], "t3")
+    keys, cur = pick_groups(groups, cur, 9)
+    assert (keys, cur) == (["t4", "t0"], "t0")  # wraps: no group is starved
+    big = [g("a", 50, 25), g("b", 4, 2)]
+    assert pick_groups(big, None, 10) == (["a"], "a")  # one oversized group is taken whole
+    assert pick_groups(big, "a", 10) == (["b"], "b")

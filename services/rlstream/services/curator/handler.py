@@ -27,7 +27,7 @@ from rlstream.events import DatasetProfile, DatasetReleased, LineageSummary, top
 from rlstream.launch import Launcher, LaunchRequest
 from rlstream.observability.metrics import DATASETS_RELEASED, GRADIENT_SUPPORT, PENDING_ROLLOUTS
 from rlstream.rewards.scored import ScoredRollout
-from rlstream.services.curator.policy import pool_stats, should_release
+from rlstream.services.curator.policy import pick_groups, pool_stats, should_release
 from rlstream.services.curator.settings import CuratorSettings
 from rlstream.storage import DatasetRecord, LineageEdge, rollout_group
 
@@ -56,6 +56,10 @@ class CuratorHandler:
         self._last_check: dict[Pair, float] = {}
         self._local_lock = asyncio.Lock()
         self._announced: set[str] = set()
+        # per pair: the task key a capped read stopped at, and the pending count that a
+        # release which read the whole pool left behind (curation kept none of those)
+        self._cursor: dict[Pair, str | None] = {}
+        self._left: dict[Pair, int] = {}
 
     # ---- consumer path -----------------------------------------------------------------
 
@@ -126,7 +130,9 @@ class CuratorHandler:
     async def maybe_release(self, agent: str, reward_spec: str) -> DatasetReleased | object | None:
         """Release if the pool passes the policy; ``_BUSY`` if another worker holds the lock."""
         s = self.settings
-        stats = pool_stats(await self.rt.store.group_stats(agent, reward_spec, pending_only=True))
+        pair = (agent, reward_spec)
+        groups = await self.rt.store.group_stats(agent, reward_spec, pending_only=True)
+        stats = pool_stats(groups)
         GRADIENT_SUPPORT.labels(agent, reward_spec).set(stats.gradient_support)
         PENDING_ROLLOUTS.labels(agent, reward_spec).set(stats.rollouts)
         min_rollouts, min_groups, min_support = s.thresholds_for(agent)
@@ -134,6 +140,10 @@ class CuratorHandler:
             stats, min_rollouts=min_rollouts, min_groups=min_groups, min_support=min_support
         ):
             return None
+        left = self._left.get(pair)
+        if left is not None and left <= stats.rollouts < left + min_rollouts:
+            return None  # what the last full read left behind, and too few new ones
+        task_keys, cursor = pick_groups(groups, self._cursor.get(pair), s.release_max_rollouts)
         redis = self.rt.redis
         lock = None
         if redis is not None:
@@ -147,18 +157,26 @@ class CuratorHandler:
         keeper = asyncio.create_task(_keep_alive(lock)) if lock is not None else None
         try:
             async with self._local_lock:
-                return await self._release(agent, reward_spec)
+                event = await self._release(agent, reward_spec, task_keys)
         finally:
             if keeper is not None:
                 keeper.cancel()
             if lock is not None:
                 await lock.release()
+        self._cursor[pair] = cursor
+        if task_keys is None:  # the whole pool was read: wait for min_rollouts new ones
+            self._left[pair] = stats.rollouts - (event.profile.rollouts if event else 0)
+        else:
+            self._left.pop(pair, None)
+        return event
 
-    async def _release(self, agent: str, reward_spec: str) -> DatasetReleased | None:
+    async def _release(
+        self, agent: str, reward_spec: str, task_keys: list[str] | None = None
+    ) -> DatasetReleased | None:
         from rlstream.services.curator.seal import seal_dataset
 
         s = self.settings
-        pending = await self.rt.store.pending_rollouts(agent, reward_spec)
+        pending = await self.rt.store.pending_rollouts(agent, reward_spec, task_keys=task_keys)
         sealed = await asyncio.to_thread(seal_dataset, pending, s.datasets_path(), agent)
         if sealed is None or len(sealed.rollout_ids) < 1:
             log.info("pool passed thresholds but curation kept nothing", extra={"agent": agent})

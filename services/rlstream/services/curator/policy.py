@@ -43,3 +43,30 @@ def should_release(
         and stats.groups_multi >= min_groups
         and stats.gradient_support >= min_support
     )
+
+
+def pick_groups(
+    groups: Sequence[GroupStats], after: str | None, cap: int
+) -> tuple[list[str] | None, str | None]:
+    """Whole pending groups, about ``cap`` rollouts, round-robin over task keys.
+
+    Why: rollouts that curation drops (dead groups, near duplicates, out of band) stay
+    pending, so reading the whole pool on every release grows the curator's memory and
+    CPU with the stream's age. ``groups`` are sorted by task key; selection starts after
+    ``after`` (the last key of the previous pick) and wraps, so no group is starved.
+    Returns ``(None, None)`` when the whole pool fits (read it all), else the chosen task
+    keys and the cursor for next time. A single group larger than ``cap`` is taken whole.
+    """
+    if sum(g.n for g in groups) <= cap:
+        return None, None
+    keys = [g.key.task_key for g in groups]
+    start = next((i for i, k in enumerate(keys) if after is not None and k > after), 0)
+    chosen: list[str] = []
+    n = 0
+    for i in range(len(groups)):
+        g = groups[(start + i) % len(groups)]
+        if chosen and n + g.n > cap:
+            break
+        chosen.append(g.key.task_key)
+        n += g.n
+    return chosen, chosen[-1]

@@ -26,6 +26,12 @@ class CuratorSettings(ServiceSettings):
     release_min_gradient_support: float = Field(default=0.3, ge=0.0, le=1.0)
     release_check_interval_s: float = Field(default=2.0, description="per agent and spec")
     release_lock_ttl_ms: int = Field(default=15_000, description="extended while held")
+    release_max_rollouts: int = Field(
+        default=20_000,
+        ge=1,
+        description="pending rollouts read per release (whole groups, round robin): "
+        "bounds the curator's memory however many rollouts curation leaves pending",
+    )
     dataset_dir: Path | None = Field(default=None, description="default: <data_dir>/datasets")
     launcher: Literal["record", "none"] = "record"
     release_overrides: dict[str, Thresholds] = Field(

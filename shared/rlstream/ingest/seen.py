@@ -14,8 +14,11 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 
-#: 2**26 bits = 8 MiB: ~0.5% false "maybe" at 5M keys (13 bits per key, 4 probes)
-DEFAULT_BLOOM_BITS = 1 << 26
+#: the filter starts small and grows x4 (rebuilt from the exact store) up to 2**26 bits =
+#: 8 MiB: ~0.5% false "maybe" at 5M keys; beyond that the exact store answers more often
+START_BLOOM_BITS = 1 << 17
+MAX_BLOOM_BITS = 1 << 26
+BITS_PER_KEY = 13
 PROBES = 4
 FLUSH_EVERY = 4096
 
@@ -30,11 +33,11 @@ def fingerprint(key: str) -> int:
 class CompactSeenSet:
     """Add-and-test set of string keys in bounded memory."""
 
-    def __init__(self, bloom_bits: int = DEFAULT_BLOOM_BITS) -> None:
-        self._mask = bloom_bits - 1
-        if bloom_bits & self._mask:
-            raise ValueError("bloom_bits must be a power of two")
-        self._bits = bytearray(bloom_bits // 8)
+    def __init__(self, bloom_bits: int = START_BLOOM_BITS, max_bits: int = MAX_BLOOM_BITS) -> None:
+        if bloom_bits & (bloom_bits - 1) or max_bits & (max_bits - 1):
+            raise ValueError("bloom_bits and max_bits must be powers of two")
+        self._max_bits = max(max_bits, bloom_bits)
+        self._alloc(bloom_bits)
         self._pending: set[int] = set()
         self._count = 0
         self._db: sqlite3.Connection | None = None
@@ -57,12 +60,26 @@ class CompactSeenSet:
         self._count += 1
         if len(self._pending) >= FLUSH_EVERY:
             self._flush()
+        if self._count * BITS_PER_KEY > self._mask + 1 and self._mask + 1 < self._max_bits:
+            self._grow()
         return True
 
     def close(self) -> None:
         if self._db is not None:
             self._db.close()
             self._db = None
+
+    def _alloc(self, nbits: int) -> None:
+        self._mask = nbits - 1
+        self._bits = bytearray(nbits // 8)
+
+    def _grow(self) -> None:
+        """x4 the filter and re-add every key (from the exact store): amortised O(1)."""
+        self._flush()
+        assert self._db is not None
+        self._alloc(min((self._mask + 1) * 4, self._max_bits))
+        for (fp,) in self._db.execute("SELECT fp FROM seen"):
+            self._set(fp)
 
     def _positions(self, fp: int) -> list[int]:
         h1, h2 = fp & 0xFFFFFFFF, (fp >> 32) | 1

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.unit
 @given(st.lists(st.text(max_size=8), max_size=300))
 def test_matches_a_python_set_even_with_a_saturated_filter(keys: list[str]) -> None:
     # 64 bits of filter: nearly every lookup is a "maybe", so the exact store decides
-    compact, plain = CompactSeenSet(bloom_bits=64), set()
+    compact, plain = CompactSeenSet(bloom_bits=64, max_bits=64), set()
     for k in keys:
         assert compact.add(k) == (k not in plain)
         plain.add(k)
@@ -27,7 +27,7 @@ def test_matches_a_python_set_even_with_a_saturated_filter(keys: list[str]) -> N
 
 def test_flushes_to_the_exact_store_and_still_answers(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(seen_mod, "FLUSH_EVERY", 100)
-    s = CompactSeenSet(bloom_bits=1 << 12)
+    s = CompactSeenSet(bloom_bits=1 << 12, max_bits=1 << 12)
     keys = [f"conv-{i}" for i in range(5_000)]
     assert all(s.add(k) for k in keys)
     assert not any(s.add(k) for k in keys)  # answered from SQLite after flushes
@@ -35,8 +35,16 @@ def test_flushes_to_the_exact_store_and_still_answers(monkeypatch: pytest.Monkey
     assert "conv-nope" not in s
 
 
+def test_filter_grows_and_keeps_every_key() -> None:
+    s = CompactSeenSet(bloom_bits=1 << 10, max_bits=1 << 16)
+    keys = [f"k-{i}" for i in range(6_000)]
+    assert all(s.add(k) for k in keys)
+    assert len(s._bits) * 8 == 1 << 16
+    assert not any(s.add(k) for k in keys)
+
+
 def test_memory_does_not_grow_with_keys() -> None:
-    s = CompactSeenSet()
+    s = CompactSeenSet(bloom_bits=1 << 26)
     for i in range(20_000):  # touches every page of the filter
         s.add(f"warm-{i}")
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -11,7 +11,7 @@ PYTHON ?= $(shell for p in python3.11 python3.12 python3.13 python3; do \
   && { echo $$p; break; }; done)
 PYTEST_ARGS ?=
 # Optional-dependency groups installed into the venv (add `bench` for the peer comparisons).
-EXTRAS ?= test,k8s
+EXTRAS ?= test,k8s,bench
 comma := ,
 STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 

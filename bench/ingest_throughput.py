@@ -27,6 +27,7 @@ from functools import partial
 
 import orjson
 
+from rlstream.formats import _common as formats_common
 from rlstream.formats import to_format
 from rlstream.ingest import IngestOptions, Ingestor
 from rlstream.pii import detectors
@@ -48,6 +49,9 @@ def _clear_caches() -> None:
     clean = getattr(pii_redact, "_CLEAN", None)  # the no-PII value memo, where there is one
     if clean is not None:
         clean.clear()
+    memo = getattr(formats_common, "_MEMO", None)  # the JSON conversion memo, likewise
+    if memo is not None:
+        memo.clear()
 
 
 def _cpu(fn: Callable[[], object]) -> float:

@@ -6,8 +6,9 @@ call, orjson for every (de)serialisation.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -137,6 +138,31 @@ def jsonable(value: Any) -> JsonValue:
         except (TypeError, orjson.JSONEncodeError):
             pass
     return _jsonable_slow(value)
+
+
+#: JSON in -> JSON out of a pure conversion, both as bytes (tool definitions repeat on every
+#: conversation of an agent); bounded by clearing
+_MEMO: dict[tuple[Callable[[Any], Any], bytes], bytes] = {}
+_MEMO_MAX = 4096
+
+
+def memo_json(fn: Callable[[Any], Any], value: Any) -> Any:
+    """``fn(value)`` for a pure ``fn`` from plain JSON to plain JSON, remembered by the
+    encoded input. A hit costs one encode and one decode (a fresh copy, never a shared
+    object); input orjson cannot encode strictly just calls ``fn``."""
+    try:
+        key = (fn, orjson.dumps(value, option=_STRICT))
+    except TypeError:
+        return fn(value)
+    hit = _MEMO.get(key)
+    if hit is not None:
+        return orjson.loads(hit)
+    out = fn(value)
+    if len(_MEMO) >= _MEMO_MAX:
+        _MEMO.clear()
+    with contextlib.suppress(TypeError):  # output orjson cannot encode is just not kept
+        _MEMO[key] = orjson.dumps(out)
+    return out
 
 
 def _jsonable_slow(value: Any) -> JsonValue:

@@ -14,6 +14,7 @@ from rlstream.formats._common import (
     as_text,
     jsonable,
     loads_maybe,
+    memo_json,
     require_dict,
     require_list,
     str_keys,
@@ -128,9 +129,15 @@ def parse_messages(raw: Any) -> list[Message]:
 
 
 def _tools(record: Mapping[str, Any]) -> list[dict[str, JsonValue]]:
-    tools = [tool_from_openai(t) for t in record.get("tools") or []]
-    tools += [tool_from_openai(t) for t in record.get("functions") or []]
-    return tools
+    raw = record.get("tools") or []
+    legacy = record.get("functions") or []
+    if not raw and not legacy:
+        return []
+    return memo_json(_convert_tools, [raw, legacy])  # type: ignore[no-any-return]
+
+
+def _convert_tools(both: list[Any]) -> list[dict[str, JsonValue]]:
+    return [tool_from_openai(t) for part in both for t in part]
 
 
 def parse_openai(record: Mapping[str, Any]) -> Transcript:

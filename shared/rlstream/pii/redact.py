@@ -160,7 +160,7 @@ class Redactor:
     def json(self, v: Any) -> Any:
         """:meth:`value` for a top-level JSON value, remembering values that hold no PII."""
         t = type(v)
-        if (t is not dict and t is not list) or not v:
+        if (t is not dict and t is not list and t is not tuple) or not v:
             return self.value(v)
         digest = _digest(v)
         if digest is not None and digest in _CLEAN:
@@ -261,9 +261,10 @@ def redact_transcript(t: Transcript, redactor: Redactor | None = None) -> Transc
     stable hash, so keys, dedupe and lineage still work without the address."""
     r = redactor if redactor is not None else Redactor()
     messages = tuple(r.message(m) for m in t.messages)
+    tools = r.json(t.tools)  # one memo lookup for the whole (usually repeated) tool set
     update: dict[str, Any] = {
         "messages": messages,
-        "tools": tuple(r.json(tool) for tool in t.tools),
+        "tools": tools if tools is t.tools else tuple(tools),
         "metadata": r.json(t.metadata),
         "outcome": r.json(t.outcome),
         "label": r.json(t.label),

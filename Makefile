@@ -10,7 +10,7 @@ PYTHON ?= $(shell for p in python3.11 python3.12 python3.13 python3; do \
   command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
   && { echo $$p; break; }; done)
 PYTEST_ARGS ?=
-# Optional-dependency groups installed into the venv (add `bench` for the peer comparisons).
+# Optional-dependency groups installed into the venv (`bench`: the peer-comparison tests must run in CI).
 EXTRAS ?= test,k8s,bench
 comma := ,
 STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))

@@ -161,3 +161,26 @@ def _can_i(kube: Any, ns: str, user: str, verb: str, resource: str) -> bool:
     )
     with urllib.request.urlopen(req, context=ctx, timeout=10) as r:
         return bool(json.loads(r.read())["status"].get("allowed", False))
+
+
+@pytest.mark.helm
+def test_chart_runs_the_real_service_apps_and_probes_their_health_server(helm_bin: Path) -> None:
+    import importlib.util
+
+    from rlstream.delivery.runtime import ServiceSettings
+
+    deployments = [d for d in _render(helm_bin) if d["kind"] == "Deployment"]
+    components = {d["metadata"]["labels"]["app.kubernetes.io/component"] for d in deployments}
+    assert components == {"ingest", "grader", "curator"}
+    for d in deployments:
+        [c] = d["spec"]["template"]["spec"]["containers"]
+        assert c["command"][:2] == ["faststream", "run"]
+        module = c["command"][2].split(":")[0]
+        assert importlib.util.find_spec(module) is not None, module
+        env = {e["name"]: e["value"] for e in c["env"]}
+        port = int(env["RLSTREAM_HEALTH_PORT"])
+        assert c["ports"][0]["containerPort"] == port
+        settings = ServiceSettings(health_port=port)
+        assert settings.health_port == port
+        assert c["livenessProbe"]["httpGet"]["path"] == "/healthz"
+        assert c["readinessProbe"]["httpGet"]["path"] == "/readyz"

@@ -108,6 +108,7 @@ def main() -> None:
     ap.add_argument("--partitions", type=int, default=6)
     ap.add_argument("--batch", type=int, default=1000)
     ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("--compression", default="none", help="services' producer compression")
     ap.add_argument("--profile", default=None, help="cProfile the services: stats prefix path")
     a = ap.parse_args()
 
@@ -120,6 +121,7 @@ def main() -> None:
         env={
             "RLSTREAM_BATCH_MAX_RECORDS": str(a.batch),
             "RLSTREAM_LOG_LEVEL": "WARNING",
+            "RLSTREAM_PRODUCER_COMPRESSION": a.compression,
             **({"RLSTREAM_PROFILE_PATH": a.profile} if a.profile else {}),
         },
     )
@@ -160,7 +162,8 @@ def main() -> None:
         span = (last - first) / 1000
         print(
             f"load: processes ingest={a.ingest} grader={a.grader} partitions={a.partitions} "
-            f"batch={a.batch} rate={'max' if a.rate is None else a.rate}"
+            f"batch={a.batch} rate={'max' if a.rate is None else a.rate} "
+            f"compression={a.compression}"
         )
         print(f"load: produced {a.n} in {produce_s:.2f}s ({a.n / produce_s:.0f}/s)")
         print(

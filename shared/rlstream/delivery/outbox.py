@@ -21,14 +21,18 @@ R = TypeVar("R")
 
 Headers = Sequence[tuple[str, bytes]]
 
-# producer -> (topic, partitions, available) -> key -> partition; bounded, cleared when full
+# producer -> (topic, partitions, available) -> key -> partition. Small and cleared when
+# full: repeated keys (task keys on scored) hit it; unique ones (conversation ids) must
+# not make it a memory sink (a 100k cap showed up as ingest RSS growth in bench/soak.py).
 _KEYED: weakref.WeakKeyDictionary[
     Any, dict[tuple[str, tuple[int, ...], tuple[int, ...]], dict[bytes, int]]
 ] = weakref.WeakKeyDictionary()
-_KEYED_MAX = 100_000
+_KEYED_MAX = 4096
 
 
-def make_producer(bootstrap: str, client_id: str, max_request_size: int) -> AIOKafkaProducer:
+def make_producer(
+    bootstrap: str, client_id: str, max_request_size: int, compression: str | None = None
+) -> AIOKafkaProducer:
     """An idempotent, acks=all producer tuned for batches (why: no duplicates on retry)."""
     return AIOKafkaProducer(
         bootstrap_servers=bootstrap,
@@ -39,6 +43,7 @@ def make_producer(bootstrap: str, client_id: str, max_request_size: int) -> AIOK
         max_batch_size=512 * 1024,
         max_request_size=max_request_size,
         request_timeout_ms=30_000,
+        compression_type=compression,
     )
 
 

@@ -112,3 +112,15 @@ async def test_keyed_partitions_match_aiokafka_and_are_computed_once_per_key() -
         await box.add("keyed", k, b"v")
     await box.flush()
     assert calls == 0
+
+
+async def test_partition_cache_stays_small_under_unique_keys() -> None:
+    from rlstream.delivery import outbox
+
+    prod = Producer()
+    box: Outbox[int] = Outbox(prod, "svc")  # type: ignore[arg-type]
+    for i in range(outbox._KEYED_MAX * 3):
+        await box.add("unique", f"conv-{i}".encode(), b"v")
+    await box.flush()
+    sizes = [len(c) for c in outbox._KEYED[prod].values()]
+    assert sizes and max(sizes) <= outbox._KEYED_MAX

@@ -370,6 +370,11 @@ def _scan(det: Detector, text: str, pos: int, endpos: int, found: list[Span]) ->
         found.append(Span(start, end, det.kind, det.priority))
 
 
+#: four digits chained the way :data:`_CLUSTER` chains them (separators, upper-case letters
+#: between): a text without this has no cluster of 4+ digits, so no windowed detector can
+#: match and the Python loop over its (short) clusters is skipped with one C-level search
+_FOUR_IN_CLUSTER = re.compile(r"\d(?:(?:[ ().\-/]{0,2}[A-Z])*[ ().\-/]{0,2}\d){3}")
+
 #: needles present -> (whole-text detectors, windowed detectors), in DETECTORS order
 _PLANS: dict[tuple[str, ...], tuple[tuple[Detector, ...], tuple[Detector, ...]]] = {}
 
@@ -402,7 +407,7 @@ def _find(text: str) -> list[Span]:
     for det in whole:
         if det.min_digits <= digits:
             _scan(det, text, 0, len(text), found)
-    if windowed and digits >= 4:
+    if windowed and digits >= 4 and _FOUR_IN_CLUSTER.search(text) is not None:
         n = len(text)
         for cm in _CLUSTER.finditer(text):
             a, b = cm.span()

@@ -141,9 +141,11 @@ def jsonable(value: Any) -> JsonValue:
 
 
 #: JSON in -> JSON out of a pure conversion, both as bytes (tool definitions repeat on every
-#: conversation of an agent); bounded by clearing
+#: conversation of an agent); bounded by clearing, and only for inputs up to _MEMO_BYTES, so
+#: it holds at most a few tens of MB even when every tool set is different
 _MEMO: dict[tuple[Callable[[Any], Any], bytes], bytes] = {}
-_MEMO_MAX = 4096
+_MEMO_MAX = 1024
+_MEMO_BYTES = 16 * 1024
 
 
 def memo_json(fn: Callable[[Any], Any], value: Any) -> Any:
@@ -153,6 +155,8 @@ def memo_json(fn: Callable[[Any], Any], value: Any) -> Any:
     try:
         key = (fn, orjson.dumps(value, option=_STRICT))
     except TypeError:
+        return fn(value)
+    if len(key[1]) > _MEMO_BYTES:
         return fn(value)
     hit = _MEMO.get(key)
     if hit is not None:

@@ -11,13 +11,14 @@ from rlstream.jsonl import read_scored
 from rlstream.services.cli.common import console, friendly_errors, progress, require_files
 
 EXAMPLES = """
+
 [bold]Examples[/]
 
-  rlstream curate --in scored.jsonl --out dataset/
-  rlstream curate --in scored.jsonl --out dataset/ --band 0.1 0.9 --hack-scan reject
+rlstream curate --in scored.jsonl --out dataset/
 
-Writes manifest.json (hashes, counts, profile, lineage), grpo.jsonl, dpo.jsonl, sft.jsonl
-and next_steps.md. The same input always gives byte-identical files.
+rlstream curate --in scored.jsonl --out dataset/ --band 0.1 0.9 --hack-scan reject
+
+Writes manifest.json (hashes, counts, profile, lineage), grpo.jsonl, dpo.jsonl, sft.jsonl and next_steps.md. The same input always gives byte-identical files.
 """
 
 

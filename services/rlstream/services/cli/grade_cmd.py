@@ -18,14 +18,16 @@ from rlstream.services.cli.common import console, friendly_errors, progress, req
 from rlstream.transcript import Transcript
 
 EXAMPLES = """
+
 [bold]Examples[/]
 
-  rlstream grade --in transcripts.jsonl --out scored.jsonl --reward gsm8k
-  rlstream grade --in t.jsonl --out s.jsonl --reward customer_support:2,tool_calling
-  rlstream grade --in t.jsonl --out s.jsonl --reward-config rewards.yaml   # per agent
+rlstream grade --in transcripts.jsonl --out scored.jsonl --reward gsm8k
 
-Rollouts a reward cannot grade (e.g. gsm8k without a gold label) are written with the
-reason to the failures file and counted; they never get a silent default score.
+rlstream grade --in t.jsonl --out s.jsonl --reward customer_support:2,tool_calling
+
+rlstream grade --in t.jsonl --out s.jsonl --reward-config rewards.yaml   # per agent
+
+Rollouts a reward cannot grade (e.g. gsm8k without a gold label) are written with the reason to the failures file and counted; they never get a silent default score.
 """
 
 

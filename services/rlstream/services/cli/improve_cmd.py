@@ -14,20 +14,33 @@ from rlstream.metrics.plot import profile_svg
 from rlstream.services.cli.common import console, friendly_errors, out
 from rlstream.services.cli.curate_cmd import curate_file, summarise
 from rlstream.services.cli.grade_cmd import SpecResolver, resolve_specs, run_grade
-from rlstream.services.cli.ingest_cmd import build_options, print_summary, run_ingest
+from rlstream.services.cli.ingest_cmd import (
+    FormatOpt,
+    IdFieldOpt,
+    LabelFieldOpt,
+    MappingOpt,
+    MaxRejectsOpt,
+    MessagesFieldOpt,
+    NearDupOpt,
+    OutcomeFieldOpt,
+    TaskKeyFieldOpt,
+    build_options,
+    print_summary,
+    run_ingest,
+)
 from rlstream.services.cli.profile_cmd import profile_file
 
 improve_app = typer.Typer(help="The whole batch pipeline in one command.", no_args_is_help=True)
 
 EXAMPLES = """
+
 [bold]Examples[/]
 
-  rlstream improve run --input logs/*.jsonl --reward customer_support --output out/
-  rlstream improve run --input runs.jsonl --messages-field traj --task-key-field task_id \\
-      --label-field answer --reward gsm8k --output out/
+rlstream improve run --input logs/*.jsonl --reward customer_support --output out/
 
-OUTPUT gets transcripts.jsonl (+ rejects), scored.jsonl (+ failures), profile.json and
-profile.svg (histogram + pass@k curves), dataset/ (manifest.json, grpo.jsonl, dpo.jsonl, sft.jsonl, next_steps.md).
+rlstream improve run --input runs.jsonl --messages-field traj --task-key-field task_id --label-field answer --reward gsm8k --output out/
+
+OUTPUT gets transcripts.jsonl (+ rejects), scored.jsonl (+ failures), profile.json and profile.svg (histogram + pass@k curves), dataset/ (manifest.json, grpo.jsonl, dpo.jsonl, sft.jsonl, next_steps.md).
 """
 
 
@@ -75,30 +88,23 @@ def improve_run(
     output: Path = typer.Option(..., "--output", help="folder for every stage's output"),
     reward: str = typer.Option(None, "--reward", help="reward name(s), comma separated"),
     reward_config: Path = typer.Option(None, "--reward-config", help="YAML agent -> rewards"),
-    fmt: str = typer.Option("auto", "--format", help="input format (auto detects)"),
-    mapping: Path = typer.Option(None, "--mapping", help="YAML field mapping"),
-    messages_field: str = typer.Option(None, help="dotted path to the message list"),
-    id_field: str = typer.Option(None, help="dotted path to the conversation id"),
-    task_key_field: str = typer.Option(None, help="dotted path to the task id"),
-    outcome_field: str = typer.Option(None, help="dotted path to the logged outcome"),
-    label_field: str = typer.Option(None, help="dotted path to the gold label"),
-    near_dup_merge: bool = typer.Option(False, help="merge near-identical openers"),
-    max_rejects: int = typer.Option(None, help="fail when more records are rejected"),
+    fmt: FormatOpt = "auto",
+    mapping: MappingOpt = None,
+    messages_field: MessagesFieldOpt = None,
+    id_field: IdFieldOpt = None,
+    task_key_field: TaskKeyFieldOpt = None,
+    outcome_field: OutcomeFieldOpt = None,
+    label_field: LabelFieldOpt = None,
+    near_dup_merge: NearDupOpt = False,
+    max_rejects: MaxRejectsOpt = None,
     band: tuple[float, float] = typer.Option((0.2, 0.8), help="curation pass-rate band"),
 ) -> None:
     """Ingest → grade → profile → curate, writing every stage's file to OUTPUT."""
     specs = resolve_specs(reward, reward_config)
     options = build_options(
-        fmt,
-        mapping,
-        messages_field,
-        id_field,
-        task_key_field,
-        outcome_field,
-        label_field,
-        near_dup_merge,
-        max_rejects,
-    )
+        fmt, mapping, messages_field, id_field, task_key_field, outcome_field, label_field,
+        near_dup_merge, max_rejects,
+    )  # fmt: skip
     run_pipeline([(inputs, options)], specs, output, CurateOptions(band=band))
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -13,18 +14,18 @@ from rlstream.jsonl import write_models
 from rlstream.services.cli.common import console, friendly_errors, progress, require_files
 
 EXAMPLES = """
+
 [bold]Examples[/]
 
-  rlstream ingest logs/*.jsonl --out transcripts.jsonl
-  rlstream ingest export.json.gz --format anthropic --out t.jsonl --rejects bad.jsonl
-  rlstream ingest raw.jsonl --out t.jsonl --messages-field traj --id-field meta.conv_id \\
-      --task-key-field task_id --outcome-field reward --label-field answer
-  rlstream ingest raw.jsonl --out t.jsonl --mapping mapping.yaml
+rlstream ingest logs/*.jsonl --out transcripts.jsonl
 
-Formats: openai (chat, legacy functions, Responses API), anthropic, sharegpt, langchain
-(LangSmith runs), otel (GenAI / OpenInference spans), gemini, canonical; --format auto
-detects per record. JSON arrays, JSONL and gzip are read as a stream.
-PII (emails, phones, cards, IBANs, SSNs, IPs, keys, tokens) is redacted before writing.
+rlstream ingest export.json.gz --format anthropic --out t.jsonl --rejects bad.jsonl
+
+rlstream ingest raw.jsonl --out t.jsonl --messages-field traj --id-field meta.conv_id --task-key-field task_id --outcome-field reward --label-field answer
+
+rlstream ingest raw.jsonl --out t.jsonl --mapping mapping.yaml
+
+Formats: openai (chat, legacy functions, Responses API), anthropic, sharegpt, langchain (LangSmith runs), otel (GenAI / OpenInference spans), gemini, canonical; --format auto detects per record. JSON arrays, JSONL and gzip are read as a stream. PII (emails, phones, cards, IBANs, SSNs, IPs, keys, tokens) is redacted before writing.
 """
 
 
@@ -116,43 +117,46 @@ def print_summary(s: IngestSummary, out: Path, rejects: Path) -> None:
         )
 
 
+FormatOpt = Annotated[str, typer.Option("--format", help="auto | " + " | ".join(FORMATS))]
+MappingOpt = Annotated[
+    Path | None, typer.Option("--mapping", help="YAML field mapping for custom shapes")
+]
+MessagesFieldOpt = Annotated[str | None, typer.Option(help="dotted path to the message list")]
+IdFieldOpt = Annotated[str | None, typer.Option(help="dotted path to the conversation id")]
+TaskKeyFieldOpt = Annotated[
+    str | None, typer.Option(help="dotted path to the task / intent / scenario id")
+]
+OutcomeFieldOpt = Annotated[str | None, typer.Option(help="dotted path to the logged outcome")]
+LabelFieldOpt = Annotated[str | None, typer.Option(help="dotted path to the gold label / answer")]
+NearDupOpt = Annotated[bool, typer.Option(help="merge near-identical openers into one task")]
+MaxRejectsOpt = Annotated[
+    int | None, typer.Option("--max-rejects", help="fail when more records are rejected")
+]
+
+
 @friendly_errors
 def ingest(
     inputs: list[Path] = typer.Argument(..., help="log files: .json, .jsonl, optionally .gz"),
     out: Path = typer.Option(..., "--out", help="transcripts JSONL to write"),
-    fmt: str = typer.Option(
-        "auto",
-        "--format",
-        help="auto | " + " | ".join(FORMATS),
-    ),
     rejects: Path = typer.Option(
         None, "--rejects", help="rejects JSONL [default: OUT.rejects.jsonl]"
     ),
-    max_rejects: int = typer.Option(
-        None, "--max-rejects", help="fail when more records are rejected"
-    ),
-    mapping: Path = typer.Option(None, "--mapping", help="YAML field mapping for custom shapes"),
-    messages_field: str = typer.Option(None, help="dotted path to the message list"),
-    id_field: str = typer.Option(None, help="dotted path to the conversation id"),
-    task_key_field: str = typer.Option(None, help="dotted path to the task / intent / scenario id"),
-    outcome_field: str = typer.Option(None, help="dotted path to the logged outcome"),
-    label_field: str = typer.Option(None, help="dotted path to the gold label / answer"),
-    near_dup_merge: bool = typer.Option(False, help="merge near-identical openers into one task"),
+    fmt: FormatOpt = "auto",
+    max_rejects: MaxRejectsOpt = None,
+    mapping: MappingOpt = None,
+    messages_field: MessagesFieldOpt = None,
+    id_field: IdFieldOpt = None,
+    task_key_field: TaskKeyFieldOpt = None,
+    outcome_field: OutcomeFieldOpt = None,
+    label_field: LabelFieldOpt = None,
+    near_dup_merge: NearDupOpt = False,
     redact: bool = typer.Option(True, help="redact PII (on by default; turn off only for tests)"),
 ) -> None:
     """Read conversation logs in any supported shape into canonical transcripts."""
     options = build_options(
-        fmt,
-        mapping,
-        messages_field,
-        id_field,
-        task_key_field,
-        outcome_field,
-        label_field,
-        near_dup_merge,
-        max_rejects,
-        redact,
-    )
+        fmt, mapping, messages_field, id_field, task_key_field, outcome_field, label_field,
+        near_dup_merge, max_rejects, redact,
+    )  # fmt: skip
     rejects = rejects or out.with_name(out.name + ".rejects.jsonl")
     summary = run_ingest(inputs, out, rejects, options)
     print_summary(summary, out, rejects)

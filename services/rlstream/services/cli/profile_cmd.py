@@ -13,14 +13,16 @@ from rlstream.metrics.plot import profile_svg
 from rlstream.services.cli.common import friendly_errors, out, progress, require_files
 
 EXAMPLES = """
+
 [bold]Examples[/]
 
-  rlstream profile --in scored.jsonl
-  rlstream profile --in scored.jsonl --json | jq .gradient_support
-  rlstream profile --in scored.jsonl --svg profile.svg
+rlstream profile --in scored.jsonl
 
-Gradient support is the mean over groups (n ≥ 2) of p(1−p)/0.25: above 0.3 the set trains,
-below 0.05 it is flat. The unbiased form corrects small groups (× n/(n−1)).
+rlstream profile --in scored.jsonl --json | jq .gradient_support
+
+rlstream profile --in scored.jsonl --svg profile.svg
+
+Gradient support is the mean over groups (n ≥ 2) of p(1−p)/0.25: above 0.3 the set trains, below 0.05 it is flat. The unbiased form corrects small groups (× n/(n−1)).
 """
 
 

@@ -81,7 +81,7 @@ class KafkaServer:
         self.workdir.mkdir(parents=True, exist_ok=True)
         if not self._props.exists():
             self._render()
-            cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+            cluster_id = _cluster_id()
             run_checked(
                 self._java(
                     "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(self._props)
@@ -156,3 +156,12 @@ class KafkaServer:
                 await admin.close()
 
         run_sync(go, timeout=60)
+
+
+def _cluster_id() -> str:
+    """A KRaft cluster id: unpadded base64url of a UUID, never starting with '-' (1 in 64
+    would, and the storage tool's option parser then reads it as a flag)."""
+    while True:
+        cid = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        if not cid.startswith("-"):
+            return cid

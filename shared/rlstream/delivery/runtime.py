@@ -11,6 +11,9 @@ import logging
 from typing import Annotated, Any, Literal
 
 from aiokafka import AIOKafkaProducer
+from faststream import FastStream
+from faststream.kafka import KafkaBroker
+from faststream.specification import AsyncAPI
 from pydantic import BaseModel, Field, WithJsonSchema
 
 from rlstream.delivery.outbox import make_producer
@@ -160,3 +163,18 @@ def raw_values(msg: Any) -> list[bytes | None]:
     """FastStream decoder: hand the raw values through untouched."""
     raw = msg.raw_message
     return [r.value for r in (raw if isinstance(raw, tuple) else (raw,))]
+
+
+def kafka_app(
+    service: str, settings: ServiceSettings, description: str
+) -> tuple[KafkaBroker, FastStream]:
+    """The (KafkaBroker, FastStream) pair every service module declares, built one way."""
+    logger = logging.getLogger("rlstream.faststream")
+    broker = KafkaBroker(
+        settings.kafka_bootstrap,
+        client_id=f"{settings.kafka_client_id}-{service}",
+        logger=logger,
+        log_level=logging.DEBUG,
+    )
+    spec = AsyncAPI(broker, title=f"rlstream {service}", version="1", description=description)
+    return broker, FastStream(broker, logger=logger, specification=spec)

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 
-from faststream import FastStream
-from faststream.kafka import KafkaBroker, KafkaMessage
-from faststream.specification import AsyncAPI
+from faststream.kafka import KafkaMessage
 
-from rlstream.delivery.runtime import Runtime, documented_batch, raw_values, subscriber_kwargs
+from rlstream.delivery.runtime import (
+    Runtime,
+    documented_batch,
+    kafka_app,
+    raw_values,
+    subscriber_kwargs,
+)
 from rlstream.events import DatasetReleased, DLQRecord, ScoredEvent, topics
 from rlstream.launch import RecordingLauncher
 from rlstream.services.curator.handler import CuratorHandler
@@ -24,21 +27,10 @@ from rlstream.services.curator.settings import CuratorSettings
 SERVICE = "curator"
 settings = CuratorSettings()
 rt = Runtime(SERVICE, settings)
-broker = KafkaBroker(
-    settings.kafka_bootstrap,
-    client_id=f"{settings.kafka_client_id}-{SERVICE}",
-    logger=logging.getLogger("rlstream.faststream"),
-    log_level=logging.DEBUG,
-)
-app = FastStream(
-    broker,
-    logger=logging.getLogger("rlstream.faststream"),
-    specification=AsyncAPI(
-        broker,
-        title="rlstream curator",
-        version="1",
-        description="Scored rollouts -> pending pool -> sealed dataset releases -> training launch.",
-    ),
+broker, app = kafka_app(
+    SERVICE,
+    settings,
+    "Scored rollouts -> pending pool -> sealed dataset releases -> training launch.",
 )
 launcher = RecordingLauncher() if settings.launcher == "record" else None
 handler = CuratorHandler(rt, settings, launcher)

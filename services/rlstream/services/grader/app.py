@@ -6,13 +6,15 @@ stores the rollout and publishes it to ``rlstream.scored.v1`` keyed by task key.
 
 from __future__ import annotations
 
-import logging
+from faststream.kafka import KafkaMessage
 
-from faststream import FastStream
-from faststream.kafka import KafkaBroker, KafkaMessage
-from faststream.specification import AsyncAPI
-
-from rlstream.delivery.runtime import Runtime, documented_batch, raw_values, subscriber_kwargs
+from rlstream.delivery.runtime import (
+    Runtime,
+    documented_batch,
+    kafka_app,
+    raw_values,
+    subscriber_kwargs,
+)
 from rlstream.events import DLQRecord, ScoredEvent, topics
 from rlstream.services.grader.handler import GraderHandler, SpecResolver
 from rlstream.services.grader.settings import GraderSettings
@@ -21,21 +23,8 @@ from rlstream.transcript import Transcript
 SERVICE = "grader"
 settings = GraderSettings()
 rt = Runtime(SERVICE, settings)
-broker = KafkaBroker(
-    settings.kafka_bootstrap,
-    client_id=f"{settings.kafka_client_id}-{SERVICE}",
-    logger=logging.getLogger("rlstream.faststream"),
-    log_level=logging.DEBUG,
-)
-app = FastStream(
-    broker,
-    logger=logging.getLogger("rlstream.faststream"),
-    specification=AsyncAPI(
-        broker,
-        title="rlstream grader",
-        version="1",
-        description="Canonical transcripts -> graded rollouts (per-agent reward specs).",
-    ),
+broker, app = kafka_app(
+    SERVICE, settings, "Canonical transcripts -> graded rollouts (per-agent reward specs)."
 )
 _state: dict[str, GraderHandler] = {}
 

@@ -11,13 +11,17 @@ import asyncio
 import contextlib
 import logging
 
-from faststream import FastStream
-from faststream.kafka import KafkaBroker, KafkaMessage
-from faststream.specification import AsyncAPI
+from faststream.kafka import KafkaMessage
 
 from rlstream.assembly import Assembler, AssemblyOptions
 from rlstream.assembly.pg import StoreTurnStore
-from rlstream.delivery.runtime import Runtime, documented_batch, raw_values, subscriber_kwargs
+from rlstream.delivery.runtime import (
+    Runtime,
+    documented_batch,
+    kafka_app,
+    raw_values,
+    subscriber_kwargs,
+)
 from rlstream.events import DLQRecord, RawTurnDelta, topics
 from rlstream.services.ingest.handler import IngestHandler
 from rlstream.services.ingest.settings import IngestSettings
@@ -28,21 +32,8 @@ settings = IngestSettings()
 rt = Runtime(SERVICE, settings)
 log = logging.getLogger("rlstream.services.ingest")
 
-broker = KafkaBroker(
-    settings.kafka_bootstrap,
-    client_id=f"{settings.kafka_client_id}-{SERVICE}",
-    logger=logging.getLogger("rlstream.faststream"),
-    log_level=logging.DEBUG,
-)
-app = FastStream(
-    broker,
-    logger=logging.getLogger("rlstream.faststream"),
-    specification=AsyncAPI(
-        broker,
-        title="rlstream ingest",
-        version="1",
-        description="Raw agent conversations (whole or turn deltas) -> canonical transcripts.",
-    ),
+broker, app = kafka_app(
+    SERVICE, settings, "Raw agent conversations (whole or turn deltas) -> canonical transcripts."
 )
 _state: dict[str, object] = {}
 

@@ -37,7 +37,12 @@ test: install
 	tools/harness/ensure-all.sh
 	$(PY) -m pytest tests -ra $(PYTEST_ARGS)
 
-demo: install
+# The demo needs only the base package (no test servers, no peers).
+$(VENV)/.installed-base: pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e .
+	@touch $@
+
+demo: $(VENV)/.installed-base
 	$(VENV)/bin/rlstream demo
 
 # Drop the downloaded jars and built binaries (a cold `make test` rebuilds them).

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -115,29 +115,15 @@ class ProfileAccumulator:
             scan_result = self._scan(order, endorsed, seed, scan_max_groups)
         rows = len(self._ids)
         return Profile(
+            # every GroupSummary field is a Profile field of the same name and meaning
+            **{f.name: getattr(summary, f.name) for f in fields(summary)},
             rollouts=rows,
-            groups=summary.groups,
-            graded_groups=summary.graded_groups,
-            mixed_groups=summary.mixed_groups,
-            singletons=summary.singletons,
-            all_pass_groups=summary.all_pass_groups,
-            all_fail_groups=summary.all_fail_groups,
-            median_group_size=summary.median_group_size,
-            gradient_support=summary.gradient_support,
-            gradient_support_unbiased=summary.gradient_support_unbiased,
-            pass_at_1=summary.pass_at_1,
-            pass_at_k=summary.pass_at_k,
-            pass_hat_k=summary.pass_hat_k,
-            headline_k=summary.headline_k,
-            headroom=summary.headroom,
             mean_reward=round(math.fsum(self._score) / rows, 12) if rows else None,
             pass_rate=round(self._passes / rows, 12) if rows else None,
             verdict=v,
             method=method,
             method_reason=reason,
-            histogram=summary.histogram,
             hack_scan=scan_result,
-            ci=summary.ci,
         )
 
     def _scan(

@@ -27,6 +27,12 @@ class Settings(BaseSettings):
     redis_idempotency_ttl_s: int = 7 * 24 * 3600
     task_key_field: str | None = None
     pass_threshold: float | None = None
+    heldout_share: float = Field(
+        default=0.1,
+        ge=0.0,
+        lt=1.0,
+        description="share of task keys per agent + reward spec kept out of training",
+    )
     log_json: bool = True
     log_level: str = "INFO"
 

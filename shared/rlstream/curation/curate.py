@@ -1,8 +1,8 @@
 """curate(): graded rollouts in, kept groups + drop counts + before/after profiles out.
 
 Order of operations (each step sees only what the previous kept):
-redelivered copies -> truncated -> exact duplicates / conflicting rewards -> near
-duplicates -> [profile "before" + hack scan] -> group size -> dead -> band -> [profile
+redelivered copies -> held-out task keys set aside -> truncated -> exact duplicates /
+conflicting rewards -> near duplicates -> [profile "before" + hack scan] -> group size -> dead -> band -> [profile
 "after"]. Everything is processed in (task_key, rollout_id) order, so any permutation of
 the input gives the same result.
 """
@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from pydantic import BaseModel, ConfigDict
 
 from rlstream.curation.dedupe import minhash, near_duplicates
+from rlstream.curation.heldout import HeldoutRule, share_rule, split
 from rlstream.curation.options import CurateOptions
 from rlstream.errors import RlstreamError
 from rlstream.metrics import Method, Profile, ProfileAccumulator, RolloutRow, endorsed_features
@@ -105,6 +106,8 @@ class CurationResult(_Frozen):
     method_reason: str
     #: what the hack scan treated as endorsed (options + the rewards' declarations)
     endorsed: tuple[str, ...] = ()
+    #: task keys kept out of training for evaluation, with all their rollouts
+    heldout: tuple[KeptGroup, ...] = ()
     rejected: bool = False
     rejection_reason: str | None = None
 
@@ -214,16 +217,24 @@ def _group_reason(n: int, c: int, opts: CurateOptions) -> str | None:
 
 
 def curate(
-    rollouts: Iterable[ScoredRollout], options: CurateOptions | None = None
+    rollouts: Iterable[ScoredRollout],
+    options: CurateOptions | None = None,
+    *,
+    heldout: HeldoutRule | None = None,
 ) -> CurationResult:
-    """Filter graded rollouts into training-worthy groups (see module doc for the order)."""
+    """Filter graded rollouts into training-worthy groups (see module doc for the order).
+
+    ``heldout`` decides which task keys stay out of training (default: the hash rule at
+    ``options.heldout_share``; the curator passes the keys Postgres recorded).
+    """
     opts = options or CurateOptions()
     items = list(rollouts)
     drops: Counter[str] = Counter()
     group_drops: Counter[str] = Counter()
     conflicts: list[Conflict] = []
     groups: dict[str, list[ScoredRollout]] = defaultdict(list)
-    for r in _unique_ids(items, drops):
+    train, held = split(_unique_ids(items, drops), heldout or share_rule(opts.heldout_share))
+    for r in train:
         reason = (
             truncation_reason(r.transcript, opts.terminal_tools) if opts.drop_truncated else None
         )
@@ -276,6 +287,10 @@ def curate(
         method=p_before.method,
         method_reason=p_before.method_reason,
         endorsed=endorsed,
+        heldout=tuple(
+            KeptGroup(task_key=k, rollouts=tuple(sorted(v, key=lambda r: r.rollout_id)))
+            for k, v in sorted(held.items())
+        ),
         rejected=rejected,
         rejection_reason=why,
     )

@@ -76,6 +76,7 @@ Recommended method: **{result.method}**. {result.method_reason}.
 | grpo.jsonl | {rows["grpo.jsonl"]} | GRPO prompts + verifier labels |
 | dpo.jsonl | {rows["dpo.jsonl"]} | length-matched pass/fail pairs |
 | sft.jsonl | {rows["sft.jsonl"]} | passing conversations |
+| heldout.jsonl | {rows.get("heldout.jsonl", 0)} | held-out prompts + grader context (evaluation only) |
 
 Before curation: {p.rollouts} rollouts in {p.groups} groups, gradient support {support},
 verdict {p.verdict}. Kept: {len(result.kept)} groups, {result.kept_rollouts} rollouts.
@@ -85,6 +86,10 @@ verdict {p.verdict}. Kept: {len(result.kept)} groups, {result.kept_rollouts} rol
 Run from the directory that holds this file and `manifest.json`:
 
 {_commands(result.method)}
+
+Held-out task keys ({result.options.heldout_share:.0%} by hash, per agent and reward spec) are
+in no training file; evaluate a trained adapter on them with `rlstream eval --heldout
+heldout.jsonl`.
 
 ## TRL (built-in backend)
 

@@ -37,6 +37,9 @@ class CurateOptions(BaseModel):
     endorse_from_rewards: bool = True
     #: DPO pairs: longer completion / shorter completion must not exceed this
     dpo_max_length_ratio: float = Field(default=1.5, ge=1.0)
+    #: share of task keys (per agent + reward spec, by hash) kept out of training for
+    #: evaluation; they go to heldout.jsonl instead (rlstream.curation.heldout)
+    heldout_share: float = Field(default=0.1, ge=0.0, lt=1.0)
     k_max: int | None = Field(default=None, ge=1)
     seed: int = 0
 

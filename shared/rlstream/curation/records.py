@@ -182,3 +182,48 @@ def sft_row(r: ScoredRollout) -> Row:
         "rollout_id": r.rollout_id,
         "score": r.score,
     }
+
+
+def heldout_label(task_key: str, rollouts: Sequence[ScoredRollout]) -> dict[str, Any]:
+    """The grader context for re-grading fresh samples of this prompt.
+
+    The same shape as a GRPO row's label: the logged gold ``label`` when there is one, else
+    the calls of the most common passing answer as ``expected_tool_calls``.
+    """
+    ordered = sorted(rollouts, key=lambda r: r.rollout_id)
+    group = KeptGroup(task_key=task_key, rollouts=tuple(ordered))
+    if group.passes:
+        return verifier_label(group)
+    gold = next((r.transcript.label for r in ordered if r.transcript.label is not None), None)
+    versions = sorted({(res.reward, res.version) for r in ordered for res in r.results})
+    return {
+        "task_key": task_key,
+        "policy_version": policy_version(ordered),
+        "label": gold,
+        "expected_tool_calls": [],
+        "reference_answer": None,
+        "reference_rollout_id": None,
+        "reward_spec": _mode([r.reward_spec for r in ordered]),
+        "reward_versions": dict(versions),
+        "group": {"n": group.n, "passes": 0, "pass_rate": 0.0},
+    }
+
+
+def heldout_row(task_key: str, rollouts: Sequence[ScoredRollout]) -> dict[str, Any]:
+    """One ``heldout.jsonl`` line: the prompt (messages before the first assistant turn),
+    the grader context as a JSON string, the task key, agent and declared tools."""
+    first = min(rollouts, key=lambda r: r.rollout_id)
+    prompt, _ = split_prompt(first.transcript)
+    label = heldout_label(task_key, rollouts)
+    row: dict[str, Any] = {
+        "prompt": prompt,
+        "label": orjson.dumps(label, option=orjson.OPT_SORT_KEYS).decode(),
+        "task_key": task_key,
+        "agent": first.transcript.agent or "",
+        "reward_spec": first.reward_spec,
+        "policy_version": label["policy_version"],
+        "rollout_ids": sorted(r.rollout_id for r in rollouts),
+    }
+    if first.transcript.tools:
+        row["tools"] = list(first.transcript.tools)
+    return row

@@ -19,12 +19,12 @@ from pydantic import BaseModel, ConfigDict, JsonValue
 from rlstream.curation.curate import Conflict, CurationResult, DatasetRejectedError
 from rlstream.curation.next_steps import render_next_steps
 from rlstream.curation.options import CurateOptions
-from rlstream.curation.records import dpo_pairs, dpo_row, grpo_row, sft_row
+from rlstream.curation.records import dpo_pairs, dpo_row, grpo_row, heldout_row, sft_row
 from rlstream.errors import RlstreamError
 from rlstream.metrics import Method, Profile
 from rlstream.rewards.scored import ScoredRollout
 
-DATA_FILES = ("grpo.jsonl", "dpo.jsonl", "sft.jsonl", "next_steps.md")
+DATA_FILES = ("grpo.jsonl", "dpo.jsonl", "sft.jsonl", "heldout.jsonl", "next_steps.md")
 MANIFEST = "manifest.json"
 
 
@@ -72,6 +72,8 @@ class Manifest(_Frozen):
     reward_specs: tuple[str, ...]
     policy_versions: tuple[str, ...]
     lineage: tuple[LineageEntry, ...]
+    #: task keys kept out of training (their prompts are in heldout.jsonl)
+    heldout_task_keys: tuple[str, ...] = ()
 
 
 def _jsonl(rows: list[dict[str, Any]]) -> bytes:
@@ -116,15 +118,26 @@ def build_files(
     for r in sorted(result.sft_pool, key=lambda r: (r.task_key, r.rollout_id)):
         lineage.append(_lineage("sft.jsonl", len(sft), r.task_key, (r,)))
         sft.append(sft_row(r))
-    rows = {"grpo.jsonl": len(grpo), "dpo.jsonl": len(dpo), "sft.jsonl": len(sft)}
-    files = {"grpo.jsonl": _jsonl(grpo), "dpo.jsonl": _jsonl(dpo), "sft.jsonl": _jsonl(sft)}
+    heldout = [heldout_row(g.task_key, g.rollouts) for g in result.heldout]
+    rows = {
+        "grpo.jsonl": len(grpo),
+        "dpo.jsonl": len(dpo),
+        "sft.jsonl": len(sft),
+        "heldout.jsonl": len(heldout),
+    }
+    files = {
+        "grpo.jsonl": _jsonl(grpo),
+        "dpo.jsonl": _jsonl(dpo),
+        "sft.jsonl": _jsonl(sft),
+        "heldout.jsonl": _jsonl(heldout),
+    }
     files["next_steps.md"] = render_next_steps(result, rows).encode()
     rows["next_steps.md"] = 0
     return files, rows, lineage
 
 
 def write_dataset(result: CurationResult, out_dir: Path) -> Manifest:
-    """Write grpo/dpo/sft JSONL, next_steps.md and manifest.json into ``out_dir``."""
+    """Write grpo/dpo/sft/heldout JSONL, next_steps.md and manifest.json into ``out_dir``."""
     if result.rejected:
         raise DatasetRejectedError(result.rejection_reason or "curation rejected the dataset")
     files, rows, lineage = build_files(result)
@@ -151,6 +164,8 @@ def write_dataset(result: CurationResult, out_dir: Path) -> Manifest:
             "dpo_rows": rows["dpo.jsonl"],
             "sft_rows": rows["sft.jsonl"],
             "conflicting_rewards": len(result.conflicting_rewards),
+            "heldout_task_keys": len(result.heldout),
+            "heldout_rollouts": sum(g.n for g in result.heldout),
         },
         dropped_rollouts=result.dropped_rollouts,
         dropped_groups=result.dropped_groups,
@@ -164,6 +179,7 @@ def write_dataset(result: CurationResult, out_dir: Path) -> Manifest:
         reward_specs=tuple(sorted({r.reward_spec for r in every})),
         policy_versions=tuple(sorted({v for r in every if (v := r.transcript.policy_version)})),
         lineage=tuple(lineage),
+        heldout_task_keys=tuple(g.task_key for g in result.heldout),
     )
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, data in files.items():

@@ -14,6 +14,7 @@ from rlstream.storage.embedded import (
 )
 from rlstream.storage.errors import (
     AlreadyReleasedError,
+    HeldoutReleaseError,
     LockBusyError,
     MigrationError,
     UnknownRecordError,
@@ -48,6 +49,7 @@ __all__ = [
     "EvaluationRecord",
     "GroupKey",
     "GroupStats",
+    "HeldoutReleaseError",
     "Lineage",
     "LineageEdge",
     "LineageKind",

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import asyncpg
 
 from rlstream.storage._base import StoreBase
-from rlstream.storage.errors import AlreadyReleasedError, UnknownRecordError
+from rlstream.storage.errors import AlreadyReleasedError, HeldoutReleaseError, UnknownRecordError
 from rlstream.storage.records import DatasetRecord
 
 
@@ -106,12 +106,15 @@ async def _mark_released(
         raise AlreadyReleasedError(
             f"{len(taken)} rollout(s) already released in another dataset: {taken[:5]}", taken
         )
-    status = await conn.execute(
-        "UPDATE rollouts SET released_in = $1 WHERE rollout_id = ANY($2::text[])"
-        " AND released_in IS NULL",
-        dataset_id,
-        ids,
-    )
+    try:
+        status = await conn.execute(
+            "UPDATE rollouts SET released_in = $1 WHERE rollout_id = ANY($2::text[])"
+            " AND released_in IS NULL",
+            dataset_id,
+            ids,
+        )
+    except asyncpg.CheckViolationError as exc:  # trigger rollouts_refuse_heldout
+        raise HeldoutReleaseError(str(exc)) from exc
     await conn.execute(
         "UPDATE datasets SET n_rollouts = (SELECT count(*) FROM rollouts WHERE released_in = $1)"
         " WHERE dataset_id = $1",

@@ -21,6 +21,13 @@ class AlreadyReleasedError(StorageError):
         self.rollout_ids = rollout_ids
 
 
+class HeldoutReleaseError(StorageError):
+    """A release tried to put a held-out task key's rollouts into a dataset; nothing was
+    marked (the database refuses it: migration 0002)."""
+
+    code = "heldout_release"
+
+
 class UnknownRecordError(StorageError):
     """A write referred to a row (rollout, dataset, run, model) that does not exist."""
 

@@ -19,6 +19,7 @@ from rlstream.rewards.scored import ScoredRollout
 from rlstream.storage._base import create_pool
 from rlstream.storage._buffers import BufferOps
 from rlstream.storage._datasets import DatasetOps
+from rlstream.storage._heldout import HeldoutOps
 from rlstream.storage._lineage import LineageOps
 from rlstream.storage._rows import (
     BUMP_GROUPS,
@@ -41,7 +42,7 @@ from rlstream.transcript import Transcript
 __all__ = ["Store", "rollout_features", "rollout_group"]
 
 
-class Store(DatasetOps, LineageOps, TrainingOps, BufferOps):
+class Store(DatasetOps, HeldoutOps, LineageOps, TrainingOps, BufferOps):
     """All Postgres reads and writes rlstream makes. Construct with :meth:`connect`."""
 
     @classmethod

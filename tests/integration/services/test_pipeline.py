@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import json
 import urllib.request
+from pathlib import Path
 
 import orjson
 import pytest
-from helpers import count, no_rollout_in_two_datasets, scored_ids, wait_until
+from helpers import count, no_rollout_in_two_datasets, pg, scored_ids, wait_until
 from stack import conversation, encode, produce, read_topic, wait_for_count
 
+from rlstream.curation.heldout import is_heldout
 from rlstream.events import DatasetReleased, RawTurnDelta, topics
 
 pytestmark = [pytest.mark.kafka, pytest.mark.postgres, pytest.mark.redis, pytest.mark.slow]
@@ -32,7 +34,7 @@ def mixed_conversations(n: int, tasks: int = 8, prefix: str = "c") -> list[dict[
 
 
 def test_end_to_end_raw_to_dataset(make_stack) -> None:
-    st = make_stack(**RELEASE)
+    st = make_stack(**RELEASE, rlstream_heldout_share="0.3")
     st.start("ingest", "grader", "curator")
     convs = mixed_conversations(60)
     records = encode(convs)
@@ -74,6 +76,7 @@ def test_end_to_end_raw_to_dataset(make_stack) -> None:
         == ev.lineage.task_keys
     )
     no_rollout_in_two_datasets(st.dsn)
+    _heldout_kept_out(st.dsn, ev, 0.3)
 
     ingest = st.procs[0]
     status, text = ingest.http("/metrics")
@@ -194,3 +197,16 @@ def test_services_cli_runs_a_service(make_stack) -> None:
     st.procs.append(proc)
     proc.wait_ready(90)
     assert proc.http("/readyz")[0] == 200
+
+
+def _heldout_kept_out(dsn: str, ev: DatasetReleased, share: float) -> None:
+    """The curator held out exactly the keys the hash picks: recorded in Postgres, never
+    released, exported in the release's heldout.jsonl."""
+    keys = [r[0] for r in asyncio.run(pg(dsn, "SELECT DISTINCT task_key FROM rollouts"))]
+    expected = {k for k in keys if is_heldout(ev.agent, ev.reward_spec, k, share)}
+    rows = asyncio.run(pg(dsn, "SELECT task_key FROM heldout_keys WHERE agent = $1", ev.agent))
+    assert expected and {r[0] for r in rows} == expected
+    sql = "SELECT count(*) FROM rollouts WHERE task_key = ANY($1) AND released_in IS NOT NULL"
+    assert count(dsn, sql, sorted(expected)) == 0
+    lines = (Path(ev.path) / "heldout.jsonl").read_bytes().splitlines()
+    assert {orjson.loads(x)["task_key"] for x in lines} == expected

@@ -50,7 +50,13 @@ def test_same_input_any_order_gives_identical_bytes(
 
 def test_manifest_hashes_match_files(mixed_set: list[ScoredRollout], tmp_path: Path) -> None:
     m = write_dataset(curate(mixed_set), tmp_path)
-    assert set(m.files) == {"grpo.jsonl", "dpo.jsonl", "sft.jsonl", "next_steps.md"}
+    assert set(m.files) == {
+        "grpo.jsonl",
+        "dpo.jsonl",
+        "sft.jsonl",
+        "heldout.jsonl",
+        "next_steps.md",
+    }
     for name, entry in m.files.items():
         data = (tmp_path / name).read_bytes()
         assert entry.sha256 == hashlib.sha256(data).hexdigest() and entry.bytes == len(data)

@@ -9,6 +9,7 @@ import typer
 from rlstream.curation import CurateOptions, CurationResult, Manifest, curate, write_dataset
 from rlstream.jsonl import read_scored
 from rlstream.services.cli.common import console, friendly_errors, progress, require_files
+from rlstream.settings import load_settings
 
 EXAMPLES = """
 
@@ -18,7 +19,9 @@ rlstream curate --in scored.jsonl --out dataset/
 
 rlstream curate --in scored.jsonl --out dataset/ --band 0.1 0.9 --hack-scan reject
 
-Writes manifest.json (hashes, counts, profile, lineage), grpo.jsonl, dpo.jsonl, sft.jsonl and next_steps.md. The same input always gives byte-identical files.
+rlstream curate --in scored.jsonl --out dataset/ --heldout-share 0.2
+
+Writes manifest.json (hashes, counts, profile, lineage), grpo.jsonl, dpo.jsonl, sft.jsonl, heldout.jsonl and next_steps.md. A share of task keys (by hash of agent, reward spec and task key; default 10%, RLSTREAM_HELDOUT_SHARE) is held out: those prompts go only to heldout.jsonl, for `rlstream eval`. The same input always gives byte-identical files.
 """
 
 
@@ -40,6 +43,10 @@ def summarise(result: CurationResult, manifest: Manifest, dest: Path) -> None:
     for reason, n in sorted({**result.dropped_groups, **result.dropped_rollouts}.items()):
         if n:
             console.print(f"  dropped {reason}: {n:,}")
+    if result.heldout:
+        console.print(
+            f"  held out for evaluation: {len(result.heldout):,} task keys → heldout.jsonl"
+        )
     console.print(f"dataset [bold]{manifest.dataset_id[:16]}[/] → {dest}  (see next_steps.md)")
 
 
@@ -51,6 +58,10 @@ def curate_command(
     min_group_size: int = typer.Option(2, help="smallest group worth keeping"),
     hack_scan: str = typer.Option("report", help="report | reject | off"),
     near_dup_threshold: float = typer.Option(0.8, help="MinHash Jaccard for near duplicates"),
+    heldout_share: float | None = typer.Option(
+        None,
+        help="share of task keys held out for evaluation [default: RLSTREAM_HELDOUT_SHARE or 0.1]",
+    ),
 ) -> None:
     """Curate graded rollouts into a training dataset."""
     require_files([src])
@@ -59,6 +70,7 @@ def curate_command(
         min_group_size=min_group_size,
         hack_scan=hack_scan,
         near_dup_threshold=near_dup_threshold,
+        heldout_share=load_settings().heldout_share if heldout_share is None else heldout_share,
     )
     result, manifest = curate_file(src, dest, options)
     summarise(result, manifest, dest)

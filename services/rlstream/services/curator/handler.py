@@ -19,6 +19,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from rlstream.curation import CurateOptions
+from rlstream.curation.heldout import is_heldout, keys_rule
 from rlstream.delivery import Item, Rejected, apply_isolating, decode_all
 from rlstream.delivery.idempotency import SeenKeys
 from rlstream.delivery.runtime import Runtime
@@ -177,7 +179,15 @@ class CuratorHandler:
 
         s = self.settings
         pending = await self.rt.store.pending_rollouts(agent, reward_spec, task_keys=task_keys)
-        sealed = await asyncio.to_thread(seal_dataset, pending, s.datasets_path(), agent)
+        held = await self._heldout_keys(agent, reward_spec, pending)
+        sealed = await asyncio.to_thread(
+            seal_dataset,
+            pending,
+            s.datasets_path(),
+            agent,
+            CurateOptions(heldout_share=s.heldout_share),
+            keys_rule(held),
+        )
         if sealed is None or len(sealed.rollout_ids) < 1:
             log.info("pool passed thresholds but curation kept nothing", extra={"agent": agent})
             return None
@@ -247,6 +257,19 @@ class CuratorHandler:
         DATASETS_RELEASED.labels(agent, reward_spec).inc()
         log.info("dataset released", extra={"dataset_id": event.dataset_id, "rollouts": len(ids)})
         return event
+
+    async def _heldout_keys(
+        self, agent: str, reward_spec: str, pending: Sequence[ScoredRollout]
+    ) -> set[str]:
+        """Hold out (in Postgres, when first seen) the pool's keys the hash picks; return
+        every held-out key of the pool, including ones recorded by earlier releases."""
+        keys = sorted({r.task_key for r in pending})
+        share = self.settings.heldout_share
+        picked = [k for k in keys if is_heldout(agent, reward_spec, k, share)]
+        if picked:
+            await self.rt.store.hold_out(agent, reward_spec, picked, share)
+        held: set[str] = await self.rt.store.heldout_keys(agent, reward_spec, keys)
+        return held
 
     async def announce(self, event: DatasetReleased) -> None:
         """Publish, launch, then remember it as announced (each step idempotent)."""

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rlstream.curation import CurateOptions, curate, write_dataset
+from rlstream.curation.heldout import HeldoutRule
 from rlstream.rewards.scored import ScoredRollout
 
 
@@ -33,12 +34,20 @@ def _safe(name: str) -> str:
 
 
 def seal_dataset(
-    pending: list[ScoredRollout], root: Path, agent: str, options: CurateOptions | None = None
+    pending: list[ScoredRollout],
+    root: Path,
+    agent: str,
+    options: CurateOptions | None = None,
+    heldout: HeldoutRule | None = None,
 ) -> Sealed | None:
-    """Curate and write; None when curation keeps nothing or rejects the set."""
+    """Curate and write; None when curation keeps nothing or rejects the set.
+
+    ``heldout`` (the keys Postgres holds out) keeps those task keys out of every training
+    file; their prompts go to the release's heldout.jsonl.
+    """
     if not pending:
         return None
-    result = curate(pending, options or CurateOptions())
+    result = curate(pending, options or CurateOptions(), heldout=heldout)
     if result.rejected:
         return None
     ids = {r.rollout_id for g in result.kept for r in g.rollouts}

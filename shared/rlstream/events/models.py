@@ -125,11 +125,62 @@ class DLQRecord(_Event):
         return None if self.key_b64 is None else base64.b64decode(self.key_b64)
 
 
+class EvaluationEvent(_Event):
+    """A gate decision on a trained candidate (topic ``rlstream.evaluations.v1``, key: run id).
+
+    ``event_id`` is the evaluation id, derived from the run id, so a redelivered training
+    event that is evaluated again publishes the same id and consumers deduplicate on it.
+    """
+
+    event_id: str
+    evaluation_id: str
+    run_id: str | None
+    agent: str
+    model_id: str = Field(description="the candidate's registry id (weights digest)")
+    baseline_model: str = Field(description="champion model id, or the base model's name")
+    candidate_model: str
+    decision: Literal["promote", "reject"]
+    reasons: tuple[str, ...] = ()
+    metric: str | None = None
+    baseline_value: float | None = None
+    candidate_value: float | None = None
+    delta_mean: float | None = None
+    delta_ci_low: float | None = None
+    delta_ci_high: float | None = None
+    report_path: str | None = None
+    at: datetime = Field(default_factory=_now)
+
+
+class DeploymentEvent(_Event):
+    """An alias moved (topic ``rlstream.deployments.v1``, key: agent).
+
+    ``event_id`` is the promotion id: a promotion re-announced after a crash carries the
+    same id. ``kind`` is ``promote`` or ``rollback``; ``target`` says where it was deployed
+    (``none``, or ``kubernetes`` with ``target_ref`` = namespace/deployment).
+    """
+
+    event_id: str
+    promotion_id: str
+    agent: str
+    alias: Literal["champion", "challenger"]
+    model_id: str
+    previous_model_id: str | None = None
+    kind: Literal["promote", "rollback"] = "promote"
+    run_id: str | None = None
+    evaluation_id: str | None = None
+    model_path: str | None = None
+    target: str = "none"
+    target_ref: str | None = None
+    at: datetime = Field(default_factory=_now)
+
+
 __all__ = [
     "EVENT_SCHEMA_VERSION",
     "DLQRecord",
     "DatasetProfile",
     "DatasetReleased",
+    "DeploymentEvent",
+    "EvaluationEvent",
     "LineageSummary",
     "RawTurnDelta",
     "ScoredEvent",

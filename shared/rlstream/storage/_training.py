@@ -25,6 +25,10 @@ _EDGE = (
     "INSERT INTO lineage_edges (from_kind, from_id, to_kind, to_id)"
     " VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING"
 )
+_PROMOTION_COLS = (
+    "promotion_id, agent, model_id, alias, previous_model_id, run_id, evaluation_id, kind,"
+    " target, reason, announced_at, created_at"
+)
 _RUN_COLS = (
     "run_id, agent, backend, method, status, dataset_id, image, argv_hash, backend_version,"
     " spec, metrics, artifact_path, created_at, updated_at"
@@ -118,12 +122,16 @@ class TrainingOps(StoreBase):
 
     # ---- model registry and promotions -------------------------------------------------
 
-    async def register_model(self, model: ModelRecord) -> bool:
+    async def register_model(self, model: ModelRecord, *, evaluation_id: str | None = None) -> bool:
+        """Insert the model unless its id exists; edges to its run and the evaluation that
+        judged it are recorded either way (both idempotent)."""
         values = model.model_dump(exclude={"created_at"})
         async with self._pool.acquire() as conn, conn.transaction():
             new = await _insert(conn, "models", values, "model_id")
-            if new and model.run_id:
+            if model.run_id:
                 await conn.execute(_EDGE, "model", model.model_id, "run", model.run_id)
+            if evaluation_id:
+                await conn.execute(_EDGE, "model", model.model_id, "evaluation", evaluation_id)
         return new
 
     async def get_model(self, model_id: str) -> ModelRecord | None:
@@ -174,9 +182,8 @@ class TrainingOps(StoreBase):
                 promotion.alias,
             )
             record = promotion.model_copy(update={"previous_model_id": previous})
-            await _insert(
-                conn, "promotions", record.model_dump(exclude={"created_at"}), "promotion_id"
-            )
+            values = record.model_dump(exclude={"created_at", "announced_at"})
+            await _insert(conn, "promotions", values, "promotion_id")
             await conn.execute(
                 "INSERT INTO model_aliases (agent, alias, model_id) VALUES ($1, $2, $3)"
                 " ON CONFLICT (agent, alias) DO UPDATE SET model_id = excluded.model_id,"
@@ -200,9 +207,7 @@ class TrainingOps(StoreBase):
     @staticmethod
     async def _promotion(conn: asyncpg.Connection, promotion_id: str) -> PromotionRecord | None:
         row = await conn.fetchrow(
-            "SELECT promotion_id, agent, model_id, alias, previous_model_id, run_id,"
-            " evaluation_id, created_at FROM promotions WHERE promotion_id = $1",
-            promotion_id,
+            f"SELECT {_PROMOTION_COLS} FROM promotions WHERE promotion_id = $1", promotion_id
         )
         return None if row is None else PromotionRecord.model_validate(dict(row))
 
@@ -214,9 +219,45 @@ class TrainingOps(StoreBase):
 
     async def list_promotions(self, agent: str) -> Sequence[PromotionRecord]:
         rows = await self._pool.fetch(
-            "SELECT promotion_id, agent, model_id, alias, previous_model_id, run_id,"
-            " evaluation_id, created_at FROM promotions WHERE agent = $1"
+            f"SELECT {_PROMOTION_COLS} FROM promotions WHERE agent = $1"
             " ORDER BY created_at, promotion_id",
             agent,
         )
         return [PromotionRecord.model_validate(dict(r)) for r in rows]
+
+    async def get_promotion(self, promotion_id: str) -> PromotionRecord | None:
+        async with self._pool.acquire() as conn:
+            return await self._promotion(conn, promotion_id)
+
+    async def mark_announced(self, promotion_id: str) -> None:
+        """The promotion's deploy and event went out (set once; later calls keep the time)."""
+        await self._pool.execute(
+            "UPDATE promotions SET announced_at = coalesce(announced_at, now())"
+            " WHERE promotion_id = $1",
+            promotion_id,
+        )
+
+    async def unannounced_promotions(self) -> list[PromotionRecord]:
+        """Committed promotions whose deploy or event did not go out yet, oldest first."""
+        rows = await self._pool.fetch(
+            f"SELECT {_PROMOTION_COLS} FROM promotions WHERE announced_at IS NULL"
+            " ORDER BY created_at, promotion_id"
+        )
+        return [PromotionRecord.model_validate(dict(r)) for r in rows]
+
+    async def evaluations_for_run(self, run_id: str) -> list[EvaluationRecord]:
+        rows = await self._pool.fetch(
+            "SELECT evaluation_id, agent, baseline_model, candidate_model, decision, report,"
+            " run_id, created_at FROM evaluations WHERE run_id = $1 ORDER BY created_at",
+            run_id,
+        )
+        return [EvaluationRecord.model_validate(dict(r)) for r in rows]
+
+    async def find_model_ids(self, prefix: str) -> list[str]:
+        """Model ids starting with ``prefix`` (the CLI accepts unique prefixes)."""
+        rows = await self._pool.fetch(
+            "SELECT model_id FROM models WHERE starts_with(model_id, $1) ORDER BY model_id"
+            " LIMIT 10",
+            prefix,
+        )
+        return [str(r[0]) for r in rows]

@@ -16,6 +16,7 @@ LineageKind = Literal[
     "model", "run", "dataset", "group", "rollout", "conversation", "evaluation", "promotion"
 ]
 Alias = Literal["champion", "challenger"]
+PromotionKind = Literal["promote", "rollback"]
 
 
 class _Frozen(BaseModel):
@@ -139,6 +140,10 @@ class ModelRecord(_Frozen):
 
 
 class PromotionRecord(_Frozen):
+    """One move of an alias. ``kind`` says whether it was a promotion or a rollback,
+    ``target`` where it was deployed; ``announced_at`` is set once the deploy and the
+    ``DeploymentEvent`` went out (None: committed, announcement pending)."""
+
     promotion_id: str
     agent: str
     model_id: str
@@ -146,6 +151,10 @@ class PromotionRecord(_Frozen):
     previous_model_id: str | None = None
     run_id: str | None = None
     evaluation_id: str | None = None
+    kind: PromotionKind = "promote"
+    target: str = "none"
+    reason: str | None = None
+    announced_at: datetime | None = None
     created_at: datetime | None = None
 
 

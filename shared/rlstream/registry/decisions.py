@@ -1,0 +1,161 @@
+"""From a finished evaluation to the registry: record it, then act on the gate's decision.
+
+Used by the evaluator service and by the demo, so both leave the same rows and lineage:
+run -> dataset, evaluation -> run, model -> run and -> evaluation, aliases and promotions.
+Every id is derived from the run id, so doing it again after a crash changes nothing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, JsonValue
+
+from rlstream.events.models import EvaluationEvent
+from rlstream.registry.ids import evaluation_id_for
+from rlstream.registry.registry import Registry
+from rlstream.storage import EvaluationRecord, LineageEdge, PromotionRecord, RunRecord
+
+
+class CandidateRun(BaseModel):
+    """The finished training run whose adapter is the candidate."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    run_id: str
+    agent: str
+    dataset_id: str | None = None
+    backend: str = "builtin"
+    method: str = "sft"
+    base_model: str | None = None
+    artifact_dir: str | None = None
+
+
+class Verdict(BaseModel):
+    """The gate's decision and the figures it rests on (from eval-gate's report)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    decision: Literal["promote", "reject"]
+    reasons: tuple[str, ...] = ()
+    metric: str | None = None
+    baseline_value: float | None = None
+    candidate_value: float | None = None
+    delta_mean: float | None = None
+    delta_ci_low: float | None = None
+    delta_ci_high: float | None = None
+    report: dict[str, JsonValue] = {}
+    report_path: str | None = None
+
+
+async def record_run(registry: Registry, run: CandidateRun) -> None:
+    """Make sure the run row and its run -> dataset edge exist (idempotent)."""
+    store = registry.store
+    known = run.dataset_id is not None and await store.get_dataset(run.dataset_id) is not None
+    await store.create_run(
+        RunRecord(
+            run_id=run.run_id,
+            agent=run.agent,
+            backend=run.backend,
+            method=run.method,
+            status="succeeded",
+            dataset_id=run.dataset_id if known else None,
+            artifact_path=run.artifact_dir,
+            spec={"base_model": run.base_model, "dataset_id": run.dataset_id},
+        )
+    )
+    if run.dataset_id and not known:  # the edge still records which dataset it was
+        await store.add_lineage(
+            [
+                LineageEdge(
+                    from_kind="run", from_id=run.run_id, to_kind="dataset", to_id=run.dataset_id
+                )
+            ]
+        )
+
+
+async def stored_verdict(registry: Registry, run_id: str) -> EvaluationRecord | None:
+    """The decision already recorded for this run, if any (redelivery must not re-evaluate)."""
+    return await registry.store.get_evaluation(evaluation_id_for(run_id))
+
+
+async def record_evaluation(
+    registry: Registry,
+    run: CandidateRun,
+    weights_dir: Path,
+    *,
+    baseline_model: str,
+    verdict: Verdict,
+) -> EvaluationEvent:
+    """Store the run, the evaluation and the candidate model (tagged ``gate=passed|rejected``),
+    point ``challenger`` at it, and return the event to publish."""
+    await record_run(registry, run)
+    eid = evaluation_id_for(run.run_id)
+    model = await registry.register(
+        weights_dir,
+        agent=run.agent,
+        run_id=run.run_id,
+        dataset_sha256=run.dataset_id,
+        evaluation_id=eid,
+        base_model=run.base_model,
+        tags={"gate": "passed" if verdict.decision == "promote" else "rejected"},
+    )
+    summary: dict[str, JsonValue] = verdict.model_dump(mode="json", exclude={"report"})
+    await registry.store.save_evaluation(
+        EvaluationRecord(
+            evaluation_id=eid,
+            agent=run.agent,
+            baseline_model=baseline_model,
+            candidate_model=model.model_id,
+            decision=verdict.decision,
+            report={"summary": summary, "report": verdict.report},
+            run_id=run.run_id,
+        )
+    )
+    await registry.set_challenger(model.model_id, evaluation_id=eid)
+    return evaluation_event(eid, run.run_id, run.agent, baseline_model, model.model_id, verdict)
+
+
+def evaluation_event(
+    eid: str, run_id: str | None, agent: str, baseline: str, model_id: str, verdict: Verdict
+) -> EvaluationEvent:
+    return EvaluationEvent(
+        event_id=eid,
+        evaluation_id=eid,
+        run_id=run_id,
+        agent=agent,
+        model_id=model_id,
+        baseline_model=baseline,
+        candidate_model=model_id,
+        **verdict.model_dump(exclude={"report"}),
+    )
+
+
+def event_from_record(record: EvaluationRecord) -> EvaluationEvent:
+    """Rebuild the event from a stored evaluation (a redelivered run publishes it again)."""
+    summary = record.report.get("summary")
+    verdict = Verdict.model_validate(
+        summary if isinstance(summary, dict) else {"decision": record.decision}
+    )
+    return evaluation_event(
+        record.evaluation_id,
+        record.run_id,
+        record.agent,
+        record.baseline_model,
+        record.candidate_model,
+        verdict,
+    )
+
+
+async def apply_decision(registry: Registry, event: EvaluationEvent) -> PromotionRecord | None:
+    """Promote the candidate when the gate said so (promotion id derived from the evaluation)."""
+    if event.decision != "promote":
+        return None
+    return await registry.promote(
+        event.model_id,
+        agent=event.agent,
+        evaluation_id=event.evaluation_id,
+        promotion_id=f"{event.evaluation_id}-champion",
+        reason="gate",
+    )

@@ -52,6 +52,12 @@ class MessageTooLarge(InputError):
     code = "message_too_large"
 
 
+class NestingTooDeep(InputError):
+    """The record nests arrays / objects deeper than the configured limit (see rlstream.limits)."""
+
+    code = "nesting_too_deep"
+
+
 class LateTurnError(InputError):
     """A turn delta arrived for a conversation that was already closed."""
 

@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 from pydantic import JsonValue
 
+from rlstream import limits
 from rlstream.errors import SchemaViolation
 
 #: names of the formats rlstream reads and writes
@@ -64,13 +65,9 @@ def content_hash(record: Any) -> str:
 
 
 def loads_maybe(value: Any) -> Any:
-    """Decode a JSON string; return the value unchanged when it is not JSON text."""
-    if isinstance(value, str | bytes):
-        try:
-            return orjson.loads(value)
-        except orjson.JSONDecodeError:
-            return value
-    return value
+    """Decode a JSON string (tool arguments); the value unchanged when it is not JSON text
+    or nests deeper than :data:`rlstream.limits.MAX_DEPTH` (then it stays a string)."""
+    return limits.loads_maybe(value)
 
 
 def parse_ts(value: Any) -> datetime | None:

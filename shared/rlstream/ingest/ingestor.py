@@ -12,17 +12,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from rlstream.errors import (
-    InputError,
-    MessageTooLarge,
-    ParseError,
-    SchemaViolation,
-    TooManyRejectsError,
-)
+from rlstream import limits
+from rlstream.errors import InputError, SchemaViolation, TooManyRejectsError
 from rlstream.formats import parse_record
-from rlstream.formats._common import dumps
 from rlstream.formats._fast import replaced
 from rlstream.ingest.models import IngestOptions, IngestSummary, Reject
 from rlstream.ingest.reader import EXCERPT, FileReader, RawItem, expand_paths, file_size
@@ -69,21 +61,13 @@ class Ingestor:
 
     def process_bytes(self, data: bytes, source: SourceRef | None = None) -> Transcript:
         """A raw message body (a Kafka value) -> Transcript; size and JSON checked first."""
-        limit = self.options.max_record_bytes
-        if limit is not None and len(data) > limit:
-            raise MessageTooLarge(f"record of {len(data)} bytes exceeds the {limit}-byte limit")
-        try:
-            record = orjson.loads(data)
-        except orjson.JSONDecodeError as exc:
-            raise ParseError(f"invalid JSON: {exc}") from exc
+        o = self.options
+        record = limits.loads(data, max_depth=o.max_depth, max_bytes=o.max_record_bytes)
         return self.process(record, source)
 
 
 def _excerpt(record: Any) -> str:
-    try:
-        return dumps(record)[:EXCERPT]
-    except TypeError:
-        return repr(record)[:EXCERPT]
+    return limits.excerpt(record, EXCERPT)
 
 
 class IngestRun(Iterator[Transcript | Reject]):
@@ -155,7 +139,7 @@ class IngestRun(Iterator[Transcript | Reject]):
         done_bytes = 0
         for path in self.paths:
             s.files += 1
-            reader = FileReader(path, self.options.max_record_bytes)
+            reader = FileReader(path, self.options.max_record_bytes, self.options.max_depth)
             try:
                 for item in reader:
                     out = self._handle(item)

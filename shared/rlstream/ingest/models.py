@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from rlstream import limits
 from rlstream.formats._common import FORMATS
 from rlstream.formats.mapping import FieldMapping
 from rlstream.transcript.model import SourceRef
@@ -24,7 +25,9 @@ class IngestOptions(BaseModel):
     #: drop a conversation id seen before in the same run (first one wins)
     dedupe: bool = True
     #: records (lines / array items) above this size are rejected as message_too_large
-    max_record_bytes: int | None = Field(default=64 * 1024 * 1024, gt=0)
+    max_record_bytes: int | None = Field(default=limits.MAX_BYTES, gt=0)
+    #: records nested deeper than this are rejected as nesting_too_deep
+    max_depth: int = Field(default=limits.MAX_DEPTH, ge=1, le=limits.MAX_DEPTH_CEILING)
 
     @field_validator("format")
     @classmethod

@@ -18,13 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-import ijson
-import orjson
-
+from rlstream import limits
 from rlstream.errors import InputError, MessageTooLarge, ParseError
 from rlstream.transcript.model import SourceRef
 
-EXCERPT = 300
+EXCERPT = limits.EXCERPT_CHARS
 _SUFFIXES = (".jsonl", ".json", ".ndjson", ".gz", ".jsonl.gz", ".json.gz")
 
 
@@ -71,7 +69,7 @@ def _first_byte(stream: io.BufferedReader) -> bytes:
 
 
 def _excerpt(data: bytes) -> str:
-    return data[:EXCERPT].decode("utf-8", errors="replace")
+    return limits.excerpt(data)
 
 
 class FileReader:
@@ -80,9 +78,12 @@ class FileReader:
     ``position()`` is how many (compressed) bytes have been consumed, for progress bars.
     """
 
-    def __init__(self, path: str, max_record_bytes: int | None = None) -> None:
+    def __init__(
+        self, path: str, max_record_bytes: int | None = None, max_depth: int = limits.MAX_DEPTH
+    ) -> None:
         self.path = path
         self.max_record_bytes = max_record_bytes
+        self.max_depth = max_depth
         self._raw: IO[bytes] | None = None
         self.items = 0
 
@@ -101,9 +102,9 @@ class FileReader:
         self.items = 0
         try:
             items = (
-                _iter_array(self.path, stream)
+                _iter_array(self.path, stream, self.max_record_bytes, self.max_depth)
                 if _first_byte(stream) == b"["
-                else _iter_lines(self.path, stream, self.max_record_bytes)
+                else _iter_lines(self.path, stream, self.max_record_bytes, self.max_depth)
             )
             for item in items:
                 self.items += 1
@@ -120,53 +121,71 @@ class FileReader:
                 raw.close()
 
 
-def iter_file(path: str, max_record_bytes: int | None = None) -> Iterator[RawItem]:
-    return iter(FileReader(path, max_record_bytes))
+def iter_file(
+    path: str, max_record_bytes: int | None = None, max_depth: int = limits.MAX_DEPTH
+) -> Iterator[RawItem]:
+    return iter(FileReader(path, max_record_bytes, max_depth))
 
 
-def _iter_array(path: str, stream: io.BufferedReader) -> Iterator[RawItem]:
+def _iter_array(
+    path: str, stream: io.BufferedReader, limit: int | None, max_depth: int
+) -> Iterator[RawItem]:
     index = 0
     try:
-        for index, item in enumerate(ijson.items(stream, "item", use_float=True), start=1):
-            yield RawItem(SourceRef(kind="file", file=path, line=index), record=item)
-    except (ijson.JSONError, ijson.IncompleteJSONError, ValueError) as exc:
+        for index, item in enumerate(
+            limits.iter_array(stream, max_depth=max_depth, max_bytes=limit), start=1
+        ):
+            src = SourceRef(kind="file", file=path, line=index)
+            if isinstance(item, InputError):
+                yield RawItem(src, error=item)
+            else:
+                yield RawItem(src, record=item)
+    except (ParseError, ValueError) as exc:
         src = SourceRef(kind="file", file=path, line=index + 1)
         yield RawItem(src, error=ParseError(f"invalid JSON array after item {index}: {exc}"))
 
 
-def _iter_lines(path: str, stream: io.BufferedReader, limit: int | None) -> Iterator[RawItem]:
+def _iter_lines(
+    path: str, stream: io.BufferedReader, limit: int | None, max_depth: int
+) -> Iterator[RawItem]:
     first_record = True
     for lineno, line in enumerate(stream, start=1):
         stripped = line.strip()
         if not stripped:
             continue
         src = SourceRef(kind="file", file=path, line=lineno)
-        if limit is not None and len(stripped) > limit:
-            err = MessageTooLarge(f"record of {len(stripped)} bytes exceeds the {limit}-byte limit")
-            yield RawItem(src, error=err, excerpt=_excerpt(stripped))
-            first_record = False
-            continue
         try:
-            record = orjson.loads(stripped)
-        except orjson.JSONDecodeError as exc:
+            record = limits.loads(stripped, max_depth=max_depth, max_bytes=limit)
+        except ParseError as exc:
             if first_record and stripped.startswith(b"{"):
                 # not JSONL: one pretty-printed JSON document
-                yield from _iter_document(path, stream, line)
+                yield from _iter_document(path, stream, line, limit, max_depth)
                 return
-            yield RawItem(src, error=ParseError(f"invalid JSON: {exc}"), excerpt=_excerpt(stripped))
+            yield RawItem(src, error=exc, excerpt=_excerpt(stripped))
+            first_record = False
+            continue
+        except InputError as exc:  # too large / too deep
+            yield RawItem(src, error=exc, excerpt=_excerpt(stripped))
             first_record = False
             continue
         first_record = False
         yield RawItem(src, record=record)
 
 
-def _iter_document(path: str, stream: io.BufferedReader, head: bytes) -> Iterator[RawItem]:
-    body = head + stream.read()
+def _iter_document(
+    path: str, stream: io.BufferedReader, head: bytes, limit: int | None, max_depth: int
+) -> Iterator[RawItem]:
+    # read at most one byte past the limit: a huge document is rejected, never held
+    body = head + (stream.read() if limit is None else stream.read(max(0, limit + 1 - len(head))))
     src = SourceRef(kind="file", file=path, line=1)
+    if limit is not None and len(body) > limit:
+        err = MessageTooLarge(f"JSON document exceeds the {limit}-byte limit")
+        yield RawItem(src, error=err, excerpt=_excerpt(body))
+        return
     try:
-        yield RawItem(src, record=orjson.loads(body))
-    except orjson.JSONDecodeError as exc:
-        yield RawItem(src, error=ParseError(f"invalid JSON: {exc}"), excerpt=_excerpt(body))
+        yield RawItem(src, record=limits.loads(body, max_depth=max_depth, max_bytes=None))
+    except InputError as exc:
+        yield RawItem(src, error=exc, excerpt=_excerpt(body))
 
 
 def file_size(path: str) -> int:

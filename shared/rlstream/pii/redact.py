@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 from pydantic import JsonValue
 
+from rlstream import limits
 from rlstream.formats._fast import replaced
 from rlstream.pii.detectors import (
     CONTEXT_KINDS,
@@ -231,9 +232,8 @@ class Redactor:
 
     def _json_text(self, s: str) -> str:
         """A tool result that is JSON: redact its values by key and content, keep it JSON."""
-        try:
-            value = orjson.loads(s)
-        except orjson.JSONDecodeError:
+        value = limits.loads_maybe(s)
+        if value is s:  # not JSON, or nested too deeply to walk: redact it as text
             return self.text(s)
         new = self.value(value)
         return s if new is value else orjson.dumps(new).decode()

@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from rlstream import limits
 from rlstream.transcript import Transcript
 
 _FENCE = re.compile(
@@ -41,10 +42,8 @@ class Call:
 
 
 def _loads(raw: str) -> Any:
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return None
+    value = limits.loads_maybe(raw)
+    return None if value is raw else value
 
 
 def call_from_obj(obj: Any) -> tuple[str, Any] | None:

@@ -32,6 +32,7 @@ from typing import Any
 import orjson
 import yaml
 
+from rlstream import limits
 from rlstream.errors import ConfigError
 from rlstream.transcript import Transcript
 
@@ -261,10 +262,9 @@ def _tool_results(t: Transcript) -> dict[str, Any]:
         name = m.name or names.get(m.tool_call_id or "")
         if not name:
             continue
-        try:
-            out[name] = orjson.loads(m.content)
-        except orjson.JSONDecodeError:
-            continue
+        value = limits.loads_maybe(m.content)
+        if value is not m.content:  # JSON (within the depth bound), not plain text
+            out[name] = value
     return out
 
 

@@ -231,7 +231,7 @@ def test_deeply_nested_record_is_rejected_not_fatal(tmp_path: Path) -> None:
     )
     p.write_bytes(line + b"\n" + orjson.dumps(_rec(1)) + b"\n")
     out = list(ingest_paths([p]))
-    assert isinstance(out[0], Reject) and out[0].error_code == "schema_violation"
+    assert isinstance(out[0], Reject) and out[0].error_code == "nesting_too_deep"
     assert isinstance(out[1], Transcript)
 
 

@@ -1,4 +1,4 @@
--- rlstream registry, version 2: what a promotion was (a promotion or a rollback), where it
+-- rlstream registry, version 3: what a promotion was (a promotion or a rollback), where it
 -- was deployed, and whether its deploy + DeploymentEvent went out (the outbox marker).
 -- A promotion committed but not yet announced (crash between commit and publish) is
 -- found by `announced_at IS NULL` and announced again with the same event id.

@@ -1,0 +1,10 @@
+"""OpenRLHF backend: a fail-closed adapter for exactly one pinned release (pin.py).
+
+It never imports OpenRLHF (CUDA-only): it checks an argv against the flag manifest
+extracted from the release's source, writes the prompt JSONL and a total, hash-pinned
+reward file, and runs ``python3 -m openrlhf.cli.train_ppo_ray`` in the GPU image.
+"""
+
+from rlstream.training.openrlhf.pin import OPENRLHF_VERSION
+
+__all__ = ["OPENRLHF_VERSION"]

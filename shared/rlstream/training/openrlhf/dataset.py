@@ -1,0 +1,68 @@
+"""grpo.jsonl -> the prompt JSONL OpenRLHF reads (``--data.input_key prompt
+--data.label_key label --data.apply_chat_template``).
+
+OpenRLHF hands the reward function only the templated prompt string, the decoded
+prompt+response and the label (other keys are dropped: training-notes §2), so the label
+carries everything the grader needs: the prompt messages, the declared tools and the
+dataset's own verifier label. The label is a JSON string, as OpenRLHF passes it verbatim.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from rlstream.errors import InputError
+
+#: format tag inside every label, checked by the reward runtime
+LABEL_FORMAT = "rlstream.openrlhf.v1"
+
+
+@dataclass(frozen=True)
+class PromptFile:
+    """The converted file's bytes, its row count and sha256."""
+
+    data: bytes
+    rows: int
+    sha256: str
+
+
+def _label(row: dict[str, Any], line: int) -> str:
+    raw = row.get("label")
+    try:
+        context = orjson.loads(raw) if isinstance(raw, str) else raw
+    except orjson.JSONDecodeError as exc:
+        raise InputError(f"grpo.jsonl line {line}: label is not JSON ({exc})") from exc
+    if not isinstance(context, dict):
+        raise InputError(f"grpo.jsonl line {line}: label is not a JSON object")
+    label = {
+        "format": LABEL_FORMAT,
+        "messages": row["prompt"],
+        "tools": row.get("tools") or [],
+        "context": context,
+    }
+    return orjson.dumps(label, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def convert_grpo(grpo_jsonl: Path) -> PromptFile:
+    """One ``{"prompt": [messages], "label": "<json>"}`` line per GRPO row, in order."""
+    out: list[bytes] = []
+    with grpo_jsonl.open("rb") as fh:
+        for line, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            try:
+                row = orjson.loads(raw)
+            except orjson.JSONDecodeError as exc:
+                raise InputError(f"grpo.jsonl line {line}: not JSON ({exc})") from exc
+            prompt = row.get("prompt") if isinstance(row, dict) else None
+            if not isinstance(prompt, list) or not prompt:
+                raise InputError(f"grpo.jsonl line {line}: no prompt messages")
+            record = {"prompt": prompt, "label": _label(row, line)}
+            out.append(orjson.dumps(record, option=orjson.OPT_SORT_KEYS) + b"\n")
+    data = b"".join(out)
+    return PromptFile(data=data, rows=len(out), sha256=hashlib.sha256(data).hexdigest())

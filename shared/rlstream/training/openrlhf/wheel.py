@@ -1,0 +1,72 @@
+"""Fetch the pinned OpenRLHF wheel (source only: ``--no-deps``, never installed).
+
+Used to (re)generate the flag manifest and by the test that proves the committed manifest
+is what the real release defines. The wheel (~200 KB) is cached under
+``${RLSTREAM_CACHE_DIR:-.cache}/openrlhf/`` so warm runs do not download it again.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from rlstream.errors import ConfigError
+from rlstream.training.openrlhf.pin import OPENRLHF_VERSION
+
+#: the release's wheels are per-CPython but carry identical pure-Python sources
+WHEEL_PYTHON = "3.11"
+WHEEL_PLATFORM = "manylinux1_x86_64"
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("RLSTREAM_CACHE_DIR") or ".cache") / "openrlhf"
+
+
+def _pip() -> list[str]:
+    if importlib.util.find_spec("pip") is not None:
+        return [sys.executable, "-m", "pip"]
+    for name in ("pip3", "pip"):  # e.g. a uv-made venv without pip
+        found = shutil.which(name)
+        if found:
+            return [found]
+    raise ConfigError("pip is needed to download the OpenRLHF wheel and none was found")
+
+
+def download_command(version: str, dest: Path) -> list[str]:
+    return [
+        *_pip(),
+        "download",
+        "--no-deps",
+        "--only-binary",
+        ":all:",
+        "--python-version",
+        WHEEL_PYTHON,
+        "--platform",
+        WHEEL_PLATFORM,
+        f"openrlhf=={version}",
+        "-d",
+        str(dest),
+    ]
+
+
+def fetch_wheel(version: str = OPENRLHF_VERSION, dest: Path | None = None) -> Path:
+    """The cached wheel, downloaded once with ``pip download --no-deps``."""
+    where = dest or cache_dir()
+    pattern = f"openrlhf-{version}-*.whl"
+    hits = sorted(where.glob(pattern)) if where.is_dir() else []
+    if not hits:
+        where.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run(
+            download_command(version, where), capture_output=True, text=True, timeout=600
+        )
+        if done.returncode != 0:
+            tail = (done.stderr or done.stdout).strip().splitlines()[-1:]
+            raise ConfigError(f"pip download openrlhf=={version} failed: {' '.join(tail)}")
+        hits = sorted(where.glob(pattern))
+    if not hits:
+        raise ConfigError(f"pip download left no {pattern} in {where}")
+    return hits[0]

@@ -1,0 +1,175 @@
+"""The committed flag manifest is exactly what the pinned OpenRLHF release defines.
+
+Proven two ways against the real wheel (``pip download --no-deps``, cached under
+``${RLSTREAM_CACHE_DIR:-.cache}/openrlhf``; needs PyPI, which CI has): the AST extractor
+re-run on the wheel reproduces the committed JSON byte for byte, and argparse itself,
+building the CLI's real parser from the wheel's source with ray/openrlhf imports stubbed,
+agrees with every flag's dest, type, default, choices, nargs and action.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import types
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.paths import REPO_ROOT, cache_dir
+from rlstream.training.openrlhf import flags as flags_mod
+from rlstream.training.openrlhf.extract import (
+    PPO_MODULE,
+    build_manifest,
+    extract_flags,
+    source_from_wheel,
+)
+from rlstream.training.openrlhf.pin import OPENRLHF_VERSION
+from rlstream.training.openrlhf.wheel import fetch_wheel
+
+pytestmark = pytest.mark.unit
+COMMITTED = Path(flags_mod.__file__).with_name(flags_mod.MANIFEST_FILE)
+
+
+@pytest.fixture(scope="module")
+def wheel() -> Path:
+    return fetch_wheel(OPENRLHF_VERSION, cache_dir() / "openrlhf")
+
+
+def test_pin_is_the_dockerfile_arg() -> None:
+    text = (REPO_ROOT / "docker" / "Dockerfile.gpu").read_text()
+    args = re.findall(r"^ARG OPENRLHF_VERSION=(\S+)$", text, flags=re.M)
+    assert args == [OPENRLHF_VERSION]
+    assert "openrlhf[vllm]==${OPENRLHF_VERSION}" in text
+
+
+def test_committed_manifest_is_for_the_pin_and_counts_its_flags() -> None:
+    manifest = json.loads(COMMITTED.read_text())
+    assert manifest["openrlhf_version"] == OPENRLHF_VERSION
+    assert manifest["module"] == PPO_MODULE
+    assert manifest["flag_count"] == len(manifest["flags"]) == 167
+
+
+def test_manifest_re_extracted_from_the_real_wheel_is_the_committed_one(wheel: Path) -> None:
+    assert wheel.name.startswith(f"openrlhf-{OPENRLHF_VERSION}-")
+    fresh = build_manifest(source_from_wheel(wheel), OPENRLHF_VERSION)
+    assert json.dumps(fresh, indent=2, sort_keys=True) + "\n" == COMMITTED.read_text()
+
+
+class _Stub(types.ModuleType):
+    """Any attribute of a stubbed module is a callable stub."""
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *a, **k: None
+
+
+class _StubFinder:
+    """Imports of ray / openrlhf (CUDA-only) resolve to stubs while the CLI source runs."""
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+        if name.split(".")[0] in ("ray", "openrlhf", "modelscope"):
+            import importlib.machinery
+
+            return importlib.machinery.ModuleSpec(name, self, is_package=True)
+        return None
+
+    def create_module(self, spec: Any) -> types.ModuleType:
+        return _Stub(spec.name)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        return None
+
+
+class _Captured(Exception):
+    pass
+
+
+@pytest.fixture
+def real_parser(wheel: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[argparse.ArgumentParser]:
+    """argparse's own parser, built by running the wheel's CLI source up to parse_args()."""
+    finder = _StubFinder()
+    stubbed = [m for m in sys.modules if m.split(".")[0] in ("ray", "openrlhf", "modelscope")]
+    assert not stubbed, "a real ray/openrlhf is imported in this process"
+    sys.meta_path.insert(0, finder)
+    captured: list[argparse.ArgumentParser] = []
+
+    def capture(self: argparse.ArgumentParser, *a: Any, **k: Any) -> Any:
+        captured.append(self)
+        raise _Captured
+
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_args", capture)
+    try:
+        code = compile(source_from_wheel(wheel), PPO_MODULE, "exec")
+        with pytest.raises(_Captured):
+            exec(code, {"__name__": "__main__"})
+        yield captured[0]
+    finally:
+        sys.meta_path.remove(finder)
+        for m in [m for m in sys.modules if m.split(".")[0] in ("ray", "openrlhf", "modelscope")]:
+            del sys.modules[m]
+
+
+_ACTIONS = {
+    argparse._StoreAction: None,
+    argparse._StoreTrueAction: "store_true",
+    argparse._StoreFalseAction: "store_false",
+}
+
+
+def _jsonish(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return list(value)
+    return value
+
+
+def test_argparse_itself_agrees_with_every_manifest_flag(
+    real_parser: argparse.ArgumentParser,
+) -> None:
+    committed = json.loads(COMMITTED.read_text())["flags"]
+    actions = {
+        opt: a
+        for a in real_parser._actions
+        for opt in a.option_strings
+        if opt not in ("-h", "--help")
+    }
+    assert sorted(actions) == sorted(committed)
+    for flag, action in actions.items():
+        spec = committed[flag]
+        assert spec["dest"] == action.dest, flag
+        assert spec["action"] == _ACTIONS[type(action)], flag
+        assert spec["nargs"] == (action.nargs if spec["action"] is None else None), flag
+        assert spec["choices"] == (list(action.choices) if action.choices else None), flag
+        assert spec["type"] == (action.type.__name__ if action.type else None), flag
+        if isinstance(spec["default"], dict) and "expr" in spec["default"]:
+            continue  # float("inf") / a timestamp: kept as source text
+        assert spec["default"] == _jsonish(action.default), flag
+
+
+def test_extractor_expands_the_prefix_loop_and_keeps_non_literals() -> None:
+    src = """
+import argparse
+if __name__ == "__main__":
+    p = argparse.ArgumentParser()
+    p.add_argument("--a.x", type=int, default=3, choices=[1, 3])
+    for prefix in ("actor", "critic"):
+        p.add_argument(f"--{prefix}.lr", type=float, default=1e-6 if prefix == "actor" else 9e-6)
+        p.add_argument(f"--{prefix}.no_y", dest=f"{prefix}.y", action="store_false")
+    p.add_argument("--m", type=float, default=float("inf"), nargs=2)
+"""
+    got = extract_flags(src)
+    assert list(got) == [
+        "--a.x",
+        "--actor.lr",
+        "--actor.no_y",
+        "--critic.lr",
+        "--critic.no_y",
+        "--m",
+    ]
+    assert got["--actor.lr"]["default"] == 1e-6 and got["--critic.lr"]["default"] == 9e-6
+    assert got["--critic.no_y"]["dest"] == "critic.y" and got["--critic.no_y"]["default"] is True
+    assert got["--a.x"]["choices"] == [1, 3] and got["--a.x"]["type"] == "int"
+    assert got["--m"]["default"] == {"expr": "float('inf')"} and got["--m"]["nargs"] == 2

@@ -11,6 +11,8 @@ from rlstream.events.models import (
     LineageSummary,
     RawTurnDelta,
     ScoredEvent,
+    TrainingRunEvent,
+    TrainingState,
     TranscriptEvent,
 )
 
@@ -24,6 +26,8 @@ __all__ = [
     "LineageSummary",
     "RawTurnDelta",
     "ScoredEvent",
+    "TrainingRunEvent",
+    "TrainingState",
     "TranscriptEvent",
     "topics",
 ]

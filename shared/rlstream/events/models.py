@@ -3,16 +3,16 @@
 Transcripts and scored rollouts travel as the library's own models (``Transcript`` and
 ``ScoredRollout`` already carry ``schema_version`` and forbid extra fields), so there is one
 definition of each, not a copy that can drift. The models here cover what only exists on
-the wire: turn deltas, dataset releases and dead-letter records.
+the wire: turn deltas, dataset releases, training run states and dead-letter records.
 """
 
 from __future__ import annotations
 
 import base64
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
 from rlstream.rewards.scored import ScoredRollout
 from rlstream.transcript.model import Transcript
@@ -174,6 +174,39 @@ class DeploymentEvent(_Event):
     at: datetime = Field(default_factory=_now)
 
 
+TrainingState = Literal["launched", "started", "succeeded", "failed", "over_budget"]
+
+
+class TrainingRunEvent(_Event):
+    """A training run's state change (topic ``rlstream.training.v1``, key: run id).
+
+    ``event_id`` is ``f"{run_id}:{state}"``: the launcher's watcher and the trainer itself
+    may both report the same change (and a restarted watcher reports it again), so
+    consumers deduplicate on it.
+    """
+
+    event_id: str = Field(default="", description="run_id:state (filled in when empty)")
+    run_id: str
+    dataset_id: str
+    agent: str
+    reward_spec: str
+    state: TrainingState
+    reason: str | None = None
+    backend: str
+    method: str
+    base_model: str | None = None
+    artifact_dir: str | None = Field(default=None, description="the run's output dir")
+    launcher: str
+    at: datetime = Field(default_factory=_now)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _stable_id(cls, data: Any) -> Any:
+        if isinstance(data, dict) and not data.get("event_id"):
+            data = {**data, "event_id": f"{data.get('run_id')}:{data.get('state')}"}
+        return data
+
+
 __all__ = [
     "EVENT_SCHEMA_VERSION",
     "DLQRecord",
@@ -184,5 +217,7 @@ __all__ = [
     "LineageSummary",
     "RawTurnDelta",
     "ScoredEvent",
+    "TrainingRunEvent",
+    "TrainingState",
     "TranscriptEvent",
 ]

@@ -1,5 +1,39 @@
-"""Launchers: hand a released dataset to training (K8s / local launchers come later)."""
+"""Launchers: hand a released dataset to training (``none``, ``local``, ``kubernetes``).
 
-from rlstream.launch.base import Launcher, LaunchRequest, LaunchResult, RecordingLauncher
+Pick one with ``RLSTREAM_LAUNCHER`` (entry-point group ``rlstream.launchers``);
+:class:`LaunchCoordinator` adds the budget check and the run tracking around it.
+"""
 
-__all__ = ["LaunchRequest", "LaunchResult", "Launcher", "RecordingLauncher"]
+from rlstream.launch.base import (
+    EXIT_BAD_CONFIG,
+    Launcher,
+    LaunchError,
+    LaunchRequest,
+    LaunchResult,
+    RunFollower,
+    RunSpec,
+    RunUpdate,
+    plan_run,
+    run_id_for,
+)
+from rlstream.launch.coordinator import LaunchCoordinator
+from rlstream.launch.registry import available_launchers, launcher_from_settings, load_launcher
+from rlstream.launch.settings import LaunchSettings
+
+__all__ = [
+    "EXIT_BAD_CONFIG",
+    "LaunchCoordinator",
+    "LaunchError",
+    "LaunchRequest",
+    "LaunchResult",
+    "LaunchSettings",
+    "Launcher",
+    "RunFollower",
+    "RunSpec",
+    "RunUpdate",
+    "available_launchers",
+    "launcher_from_settings",
+    "load_launcher",
+    "plan_run",
+    "run_id_for",
+]

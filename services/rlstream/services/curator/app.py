@@ -2,7 +2,10 @@
 
 Consumes ``rlstream.scored.v1`` into the pending pool; when an agent's pool passes the
 release policy, seals a dataset, publishes ``DatasetReleased`` to ``rlstream.datasets.v1``
-(key: dataset id) and hands it to the launcher.
+(key: dataset id) and hands it to the configured launcher (``RLSTREAM_LAUNCHER``: none,
+local, kubernetes) after the budget check. The launcher's watcher (Job conditions, child
+exit codes) runs in this process too and publishes ``TrainingRunEvent`` on
+``rlstream.training.v1``.
 """
 
 from __future__ import annotations
@@ -19,8 +22,8 @@ from rlstream.delivery.runtime import (
     raw_values,
     subscriber_kwargs,
 )
-from rlstream.events import DatasetReleased, DLQRecord, ScoredEvent, topics
-from rlstream.launch import RecordingLauncher
+from rlstream.events import DatasetReleased, DLQRecord, ScoredEvent, TrainingRunEvent, topics
+from rlstream.launch import launcher_from_settings
 from rlstream.services.curator.handler import CuratorHandler
 from rlstream.services.curator.settings import CuratorSettings
 
@@ -32,7 +35,7 @@ broker, app = kafka_app(
     settings,
     "Scored rollouts -> pending pool -> sealed dataset releases -> training launch.",
 )
-launcher = RecordingLauncher() if settings.launcher == "record" else None
+launcher = launcher_from_settings(settings)
 handler = CuratorHandler(rt, settings, launcher)
 _tasks: list[asyncio.Task[None]] = []
 
@@ -41,6 +44,13 @@ datasets_out = broker.publisher(
     schema=DatasetReleased,
     title="datasets",
     description="DatasetReleased: manifest, hashes, profile, lineage summary. Key: dataset id.",
+)
+training_out = broker.publisher(
+    rt.topic(topics.TRAINING),
+    schema=TrainingRunEvent,
+    title="training",
+    description="TrainingRunEvent: launched, started, succeeded, failed (with the reason) or "
+    "over_budget. event_id = run_id:state (deduplicate on it). Key: run id.",
 )
 dlq_out = broker.publisher(
     rt.topic(topics.dlq(topics.SCORED)),
@@ -66,6 +76,7 @@ async def _start() -> None:
     await rt.start()
     await handler.mark_all_pending_dirty()
     _tasks.append(asyncio.create_task(handler.run_forever()))
+    _tasks.append(asyncio.create_task(handler.follow_runs()))
 
 
 @app.after_startup
@@ -79,6 +90,7 @@ async def _stop() -> None:
         t.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await t
+    await launcher.close()
 
 
 @app.after_shutdown

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from rlstream.delivery.runtime import ServiceSettings
+from rlstream.launch.settings import LaunchSettings
 
 
 class Thresholds(BaseModel):
@@ -20,7 +20,9 @@ class Thresholds(BaseModel):
     min_gradient_support: float | None = Field(default=None, ge=0.0, le=1.0)
 
 
-class CuratorSettings(ServiceSettings):
+class CuratorSettings(ServiceSettings, LaunchSettings):
+    """Release policy + the launcher (``RLSTREAM_LAUNCHER``, ``RLSTREAM_K8S_*``, budgets)."""
+
     release_min_rollouts: int = Field(default=200, description="pending rollouts needed")
     release_min_groups: int = Field(default=20, description="pending groups with n >= 2")
     release_min_gradient_support: float = Field(default=0.3, ge=0.0, le=1.0)
@@ -33,7 +35,6 @@ class CuratorSettings(ServiceSettings):
         "bounds the curator's memory however many rollouts curation leaves pending",
     )
     dataset_dir: Path | None = Field(default=None, description="default: <data_dir>/datasets")
-    launcher: Literal["record", "none"] = "record"
     release_overrides: dict[str, Thresholds] = Field(
         default_factory=dict,
         description='per agent, JSON: {"refunds-bot": {"min_rollouts": 1000}}',

@@ -1,0 +1,194 @@
+"""The trainer service: the Kubernetes Job's (and the local launcher's) entrypoint.
+
+    python -m rlstream.services.trainer --run-id R --dataset DIR [--output DIR]
+        [--method auto|sft|dpo|grpo] [--backend builtin|openrlhf] [--model M] [--max-steps N]
+
+Verifies the dataset against its manifest, records the run as ``started`` in Postgres and
+on ``rlstream.training.v1``, trains with :func:`rlstream.training.train` (the same call
+as ``rlstream train``), writes the artifacts into the output folder and records
+``succeeded`` or ``failed`` with the reason. Exit codes: 0 succeeded, 2 bad configuration
+(never retried: the Job's podFailurePolicy fails at once), 1 any other failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from rlstream.errors import ConfigError
+from rlstream.events import TrainingRunEvent, topics
+from rlstream.launch import EXIT_BAD_CONFIG, LaunchRequest, RunSpec
+from rlstream.launch.runs import RunTracker
+from rlstream.services.trainer.settings import TrainerSettings
+
+log = logging.getLogger("rlstream.services.trainer")
+EXIT_FAILED = 1
+
+
+class BadConfig(Exception):
+    """Raised for anything a retry cannot fix."""
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m rlstream.services.trainer")
+    p.add_argument("--run-id", required=True)
+    p.add_argument("--dataset", required=True, type=Path, help="dataset folder (manifest.json)")
+    p.add_argument("--output", type=Path, help="run folder; default <runs_dir>/<run id>")
+    p.add_argument("--method", default="auto", choices=["auto", "sft", "dpo", "grpo"])
+    p.add_argument("--backend", default="builtin")
+    p.add_argument("--model", default=None, help="base model dir or id (default: bundled)")
+    p.add_argument("--max-steps", type=int, default=None)
+    p.add_argument("--agent", default=None, help="default: from the dataset")
+    p.add_argument("--reward-spec", default=None, help="default: from the dataset")
+    return p.parse_args(argv)
+
+
+def _spec(args: argparse.Namespace, settings: TrainerSettings) -> RunSpec:
+    from rlstream.curation import verify_dataset
+
+    try:
+        manifest = verify_dataset(args.dataset)
+    except (OSError, ValueError, ConfigError) as e:
+        raise BadConfig(f"dataset {args.dataset}: {e}") from e
+    specs = manifest.reward_specs
+    request = LaunchRequest(
+        dataset_id=manifest.dataset_id,
+        agent=args.agent or "default",
+        reward_spec=args.reward_spec or (specs[0] if specs else "unknown"),
+        path=str(args.dataset),
+        sha256=manifest.dataset_id,
+        method=None if args.method == "auto" else args.method,
+    )
+    output = args.output or settings.runs_path() / args.run_id
+    return RunSpec(
+        run_id=args.run_id,
+        request=request,
+        backend=args.backend,
+        method=args.method,
+        base_model=args.model,
+        output_dir=str(output),
+        max_steps=args.max_steps,
+    )
+
+
+def _train(spec: RunSpec) -> Any:
+    """Call the training library; configuration problems become :class:`BadConfig`."""
+    try:
+        from rlstream.training import TrainConfig, train  # type: ignore[attr-defined,unused-ignore]
+    except ImportError as e:
+        raise BadConfig(
+            f"training backends are not installed ({e}): pip install rlstream[train]"
+        ) from e
+    try:
+        fields: dict[str, Any] = {"method": spec.method}
+        if spec.max_steps is not None:
+            fields["max_steps"] = spec.max_steps
+        config = TrainConfig(**fields)
+    except ValidationError as e:
+        raise BadConfig(f"invalid training config: {e.errors()[0].get('msg')}") from e
+    try:
+        return train(
+            Path(spec.request.path),
+            output_dir=Path(spec.output_dir),
+            config=config,
+            backend=spec.backend,
+            base_model=spec.base_model,
+            run_id=spec.run_id,
+        )
+    except ConfigError as e:
+        raise BadConfig(str(e)) from e
+
+
+class _Publisher:
+    """Kafka when reachable; without it the run is still recorded (embedded laptops)."""
+
+    def __init__(self, settings: TrainerSettings) -> None:
+        self.settings = settings
+        self.producer: Any = None
+
+    async def start(self) -> None:
+        s = self.settings
+        if not s.trainer_publish:
+            return
+        from rlstream.delivery.outbox import make_producer
+
+        producer = make_producer(
+            s.kafka_bootstrap, f"{s.kafka_client_id}-trainer", s.max_message_bytes
+        )
+        try:
+            await asyncio.wait_for(producer.start(), s.trainer_kafka_timeout_s)
+        except Exception as e:
+            log.warning("Kafka unreachable (%s): states go to Postgres only", type(e).__name__)
+            await producer.stop()
+            return
+        self.producer = producer
+
+    async def __call__(self, event: TrainingRunEvent) -> None:
+        if self.producer is None:
+            return
+        topic = self.settings.topic_prefix + topics.TRAINING
+        await self.producer.send_and_wait(topic, event.dump_json(), key=event.run_id.encode())
+
+    async def stop(self) -> None:
+        if self.producer is not None:
+            await self.producer.stop()
+
+
+async def run(args: argparse.Namespace, settings: TrainerSettings) -> int:
+    from rlstream.storage import Store, upgrade
+    from rlstream.storage.embedded import resolve_dsn
+
+    dsn = resolve_dsn(settings)
+    await upgrade(dsn)
+    store = await Store.connect(dsn, max_size=2)
+    publish = _Publisher(settings)
+    await publish.start()
+    tracker = RunTracker(store, publish, settings.launcher_name)
+    try:
+        try:
+            spec = _spec(args, settings)
+        except BadConfig as e:
+            log.error("bad configuration: %s", e)
+            return EXIT_BAD_CONFIG
+        await tracker.advance(spec, "started")
+        Path(spec.output_dir).mkdir(parents=True, exist_ok=True)
+        try:
+            result = await asyncio.to_thread(_train, spec)
+        except BadConfig as e:
+            await tracker.advance(spec, "failed", f"bad configuration: {e}")
+            return EXIT_BAD_CONFIG
+        except Exception as e:
+            log.exception("training failed")
+            await tracker.advance(spec, "failed", f"{type(e).__name__}: {e}")
+            return EXIT_FAILED
+        metrics = {
+            "steps": getattr(result, "steps", None),
+            "backend": getattr(result, "backend", None),
+        }
+        if getattr(result, "status", None) == "succeeded":
+            await tracker.advance(spec, "succeeded", metrics=metrics)
+            return 0
+        await tracker.advance(spec, "failed", getattr(result, "reason", None) or "failed", metrics)
+        return EXIT_FAILED
+    finally:
+        await publish.stop()
+        await store.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)  # argparse exits 2 on bad usage: the bad-config code
+    settings = TrainerSettings()
+    from rlstream.observability.logs import configure_logging
+
+    configure_logging("trainer", settings.log_level, settings.log_json)
+    return asyncio.run(run(args, settings))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

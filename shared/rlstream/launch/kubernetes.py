@@ -1,0 +1,160 @@
+"""``launcher=kubernetes``: one batch/v1 Job per dataset, created and followed with lightkube.
+
+``launch`` creates the Job from :func:`job_manifest`; a 409 means this dataset was already
+launched (a redelivered release, a restarted curator) and the existing Job is adopted.
+``follow`` lists the launcher's Jobs, then watches from the list's resourceVersion,
+re-listing on 410 Gone and after any dropped connection, so a restart or an outage
+misses nothing: each Job's current state is reported again and the caller's run tracker
+ignores what it has already recorded. Only ``Complete``/``Failed`` with status ``"True"``
+are terminal (``SuccessCriteriaMet``/``FailureTarget`` come first and are not).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from rlstream.launch.base import LaunchError, LaunchResult, OnUpdate, RunSpec, RunUpdate
+from rlstream.launch.k8s_manifest import (
+    SELECTOR,
+    SPEC_ANNOTATION,
+    default_namespace,
+    job_manifest,
+    job_name,
+)
+from rlstream.launch.settings import LaunchSettings
+
+log = logging.getLogger("rlstream.launch.kubernetes")
+
+__all__ = ["KubernetesLauncher", "job_manifest", "job_name", "job_update"]
+
+
+def _get(obj: Any, *path: str) -> Any:
+    for p in path:
+        if obj is None:
+            return None
+        obj = obj.get(p) if isinstance(obj, dict) else getattr(obj, p, None)
+    return obj
+
+
+def job_update(job: Any, deleted: bool = False) -> RunUpdate | None:
+    """What a Job's status says about its run (None: nothing to report yet)."""
+    annotations = _get(job, "metadata", "annotations") or {}
+    raw = annotations.get(SPEC_ANNOTATION)
+    if raw is None:
+        return None
+    spec = RunSpec.model_validate_json(raw)
+    conds = {_get(c, "type"): c for c in (_get(job, "status", "conditions") or []) if c is not None}
+
+    def true(kind: str) -> Any:
+        c = conds.get(kind)
+        return c if c is not None and _get(c, "status") == "True" else None
+
+    if true("Complete") is not None:
+        return RunUpdate(run_id=spec.run_id, state="succeeded", spec=spec)
+    failed = true("Failed")
+    if failed is not None:
+        why = _get(failed, "reason") or "Failed"
+        msg = _get(failed, "message")
+        reason = f"{why}: {msg}" if msg else str(why)
+        return RunUpdate(run_id=spec.run_id, state="failed", reason=reason, spec=spec)
+    if deleted:
+        return RunUpdate(
+            run_id=spec.run_id, state="failed", reason="JobDeleted: before it finished", spec=spec
+        )
+    if (_get(job, "status", "active") or 0) > 0 or _get(job, "status", "startTime"):
+        return RunUpdate(run_id=spec.run_id, state="started", spec=spec)
+    return None
+
+
+class KubernetesLauncher:
+    name = "kubernetes"
+
+    def __init__(self, settings: LaunchSettings | None = None, client: Any = None) -> None:
+        self.settings = settings or LaunchSettings()
+        self._client = client
+        self.namespace = self.settings.k8s_namespace
+
+    def _api(self) -> Any:
+        if self._client is None:
+            try:
+                from lightkube import AsyncClient, KubeConfig
+            except ImportError as e:  # pragma: no cover - depends on the install
+                raise LaunchError("launcher=kubernetes needs `pip install rlstream[k8s]`") from e
+            path = self.settings.k8s_kubeconfig
+            config = KubeConfig.from_file(path) if path else KubeConfig.from_env()
+            self._client = AsyncClient(config, field_manager="rlstream")
+        if self.namespace is None:
+            self.namespace = self.settings.k8s_namespace or (
+                getattr(self._client, "namespace", None) or default_namespace(self.settings)
+            )
+        return self._client
+
+    def manifest(self, spec: RunSpec) -> dict[str, Any]:
+        self._api()
+        return job_manifest(spec, self.settings, self.namespace)
+
+    async def launch(self, spec: RunSpec) -> LaunchResult:
+        from lightkube import ApiError
+        from lightkube.resources.batch_v1 import Job
+
+        client = self._api()
+        manifest = self.manifest(spec)
+        name = manifest["metadata"]["name"]
+        try:
+            await client.create(Job.from_dict(manifest))
+            created = True
+        except ApiError as e:
+            if e.status.code != 409:
+                raise
+            existing = await client.get(Job, name, namespace=self.namespace)
+            theirs = (existing.metadata.annotations or {}).get(SPEC_ANNOTATION)
+            if theirs is None or RunSpec.model_validate_json(theirs).run_id != spec.run_id:
+                raise LaunchError(f"Job {name} exists but belongs to another run") from e
+            created = False
+            log.info("job already exists: adopted", extra={"job": name, "run_id": spec.run_id})
+        return LaunchResult(
+            run_id=spec.run_id, created=created, launcher=self.name, handle=f"job/{name}"
+        )
+
+    async def follow(self, on_update: OnUpdate, *, retry_s: float = 2.0) -> None:
+        """Report every Job's state, forever: list, then watch from the list's version."""
+        from lightkube import ApiError
+        from lightkube.resources.batch_v1 import Job
+
+        client = self._api()
+        while True:
+            try:
+                listing = client.list(Job, namespace=self.namespace, labels=SELECTOR)
+                async for job in listing:
+                    await self._report(on_update, job)
+                version = listing.resourceVersion
+                async for op, job in client.watch(
+                    Job,
+                    namespace=self.namespace,
+                    labels=SELECTOR,
+                    resource_version=version,
+                    server_timeout=self.settings.k8s_watch_timeout_s,
+                ):
+                    await self._report(on_update, job, deleted=op == "DELETED")
+            except asyncio.CancelledError:
+                raise
+            except ApiError as e:
+                if e.status.code == 410:
+                    log.info("watch expired (410 Gone): re-listing")
+                    continue
+                log.warning("job watch failed: %s; re-listing", e.status.message)
+            except Exception as e:  # connection drops, API server restarts
+                log.warning("job watch interrupted (%s); re-listing", type(e).__name__)
+            await asyncio.sleep(retry_s)
+
+    async def _report(self, on_update: OnUpdate, job: Any, deleted: bool = False) -> None:
+        update = job_update(job, deleted=deleted)
+        if update is not None:
+            await on_update(update)
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None

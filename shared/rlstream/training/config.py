@@ -1,0 +1,84 @@
+"""What a training run is asked to do (TrainConfig), plans it (TrainPlan) and returns
+(RunResult). Frozen pydantic models: they go into ``run.json`` and events as they are."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rlstream.errors import RlstreamError
+
+MethodChoice = Literal["auto", "sft", "dpo", "grpo"]
+TrainMethod = Literal["sft", "dpo", "grpo"]
+RunStatus = Literal["succeeded", "failed"]
+#: what a backend reports as it goes: (step, total steps, latest logged metrics)
+Progress = Callable[[int, int, Mapping[str, float]], None]
+
+
+class TrainingError(RlstreamError):
+    """A training run could not start or did not finish."""
+
+    code = "training_failed"
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class TrainConfig(_Frozen):
+    """Hyper-parameters shared by every backend (each maps them to its own flags).
+
+    Defaults suit LoRA on the small CPU model: float32, short sequences, a few steps.
+    """
+
+    method: MethodChoice = "auto"
+    max_steps: int = Field(default=20, ge=1)
+    learning_rate: float = Field(default=5e-4, gt=0)
+    batch_size: int = Field(default=8, ge=1)
+    gradient_accumulation_steps: int = Field(default=1, ge=1)
+    max_length: int = Field(default=256, ge=16)
+    lora_rank: int = Field(default=8, ge=1)
+    lora_alpha: int = Field(default=16, ge=1)
+    lora_dropout: float = Field(default=0.0, ge=0, lt=1)
+    seed: int = 0
+    #: GRPO: completions sampled per prompt (a group) and their length cap
+    num_generations: int = Field(default=4, ge=2)
+    max_new_tokens: int = Field(default=64, ge=1)
+    temperature: float = Field(default=1.0, gt=0)
+    #: DPO / GRPO KL strength (TRL's ``beta``)
+    beta: float = Field(default=0.1, ge=0)
+    #: "auto" = cuda when available, else cpu
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    log_every: int = Field(default=1, ge=1)
+    #: extra backend flags, ``--flag=value`` (builtin: TRL config fields; openrlhf: argv)
+    backend_args: tuple[str, ...] = ()
+
+
+class TrainPlan(_Frozen):
+    """What a run would do, without doing it (``rlstream train --dry-run``)."""
+
+    backend: str
+    method: TrainMethod
+    base_model: str
+    dataset_dir: str
+    output_dir: str
+    argv: tuple[str, ...] = ()
+    #: files the run would write before starting (name -> content), e.g. a reward file
+    files: dict[str, str] = Field(default_factory=dict)
+    summary: dict[str, Any] = Field(default_factory=dict)
+
+
+class RunResult(_Frozen):
+    """How a run ended. ``metrics`` is the summary (the per-step curve is in metrics.json)."""
+
+    run_id: str
+    status: RunStatus
+    backend: str
+    method: TrainMethod
+    output_dir: str
+    adapter_dir: str | None = None
+    steps: int = 0
+    reason: str | None = None
+    metrics: dict[str, Any] = Field(default_factory=dict)

@@ -1,0 +1,26 @@
+"""Fixtures for the training tests: the converted small model, kept in the harness cache.
+
+The GGUF -> safetensors conversion takes ~30 s; ``RLSTREAM_MODELS_DIR`` defaults to
+``$RLSTREAM_CACHE_DIR/models`` (the harness cache, ``.cache/models`` in a checkout) so a
+reused CI machine converts once.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from harness.paths import cache_dir
+
+os.environ.setdefault("RLSTREAM_MODELS_DIR", str(cache_dir() / "models"))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+@pytest.fixture(scope="session")
+def base_model() -> Path:
+    from rlstream.training import ensure_base_model
+
+    return ensure_base_model()

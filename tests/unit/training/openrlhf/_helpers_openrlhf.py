@@ -3,9 +3,14 @@ maths groups) and a stand-in for TrainConfig."""
 
 from __future__ import annotations
 
+import ast
+import importlib.machinery
 import random
+import sys
+import types
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from rlstream.curation import curate, write_dataset
 from rlstream.grading import GradeFailure, RewardSpec, grade_many
@@ -69,3 +74,68 @@ class Cfg:
 
     def with_(self, **kw: object) -> Cfg:
         return replace(self, **kw)  # type: ignore[arg-type]
+
+
+# -- running the pinned release's own CLI source (its parser and startup asserts) ---------
+STUBBED = ("ray", "openrlhf", "modelscope")
+
+
+class _Stub(types.ModuleType):
+    """Any attribute of a stubbed module is a callable that does nothing."""
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *a, **k: None
+
+
+class StubFinder:
+    """Imports of ray / openrlhf (CUDA-only) resolve to stubs while the CLI source runs."""
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+        if name.split(".")[0] in STUBBED:
+            return importlib.machinery.ModuleSpec(name, self, is_package=True)
+        return None
+
+    def create_module(self, spec: Any) -> types.ModuleType:
+        return _Stub(spec.name)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        return None
+
+
+def _capture_instead_of_train(source: str) -> ast.Module:
+    """The CLI module with its final ``train(args)`` replaced by ``CAPTURED.append(args)``:
+    everything before it (parse_args, hierarchize, every startup assert) runs for real."""
+    tree = ast.parse(source)
+    main = tree.body[-1]
+    assert isinstance(main, ast.If) and isinstance(main.body[-1], ast.Expr)
+    call = main.body[-1].value
+    assert isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+    assert call.func.id == "train"
+    main.body[-1] = ast.parse("CAPTURED.append(args)").body[0]
+    return ast.fix_missing_locations(tree)
+
+
+CONFIG_MODULE = "openrlhf/utils/config.py"
+
+
+def run_real_cli(source: str, config_source: str, argv: list[str]) -> Any:
+    """Parse ``argv`` (without ``python -m module``) with the release's own CLI code and its
+    own ``hierarchize`` (``config_source``); returns the hierarchised args, or raises
+    SystemExit (argparse) / AssertionError (its startup checks)."""
+    code = compile(_capture_instead_of_train(source), "train_ppo_ray.py", "exec")
+    finder = StubFinder()
+    sys.meta_path.insert(0, finder)
+    saved_argv = sys.argv
+    captured: list[Any] = []
+    try:
+        config = types.ModuleType("openrlhf.utils.config")
+        exec(compile(config_source, CONFIG_MODULE, "exec"), config.__dict__)
+        sys.modules["openrlhf.utils.config"] = config
+        sys.argv = ["train_ppo_ray.py", *argv]
+        exec(code, {"__name__": "__main__", "CAPTURED": captured})
+    finally:
+        sys.argv = saved_argv
+        sys.meta_path.remove(finder)
+        for m in [m for m in sys.modules if m.split(".")[0] in STUBBED]:
+            del sys.modules[m]
+    return captured[0]

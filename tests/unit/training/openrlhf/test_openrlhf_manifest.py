@@ -13,12 +13,12 @@ import argparse
 import json
 import re
 import sys
-import types
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _helpers_openrlhf import STUBBED, StubFinder
 
 from harness.paths import REPO_ROOT, cache_dir
 from rlstream.training.openrlhf import flags as flags_mod
@@ -60,30 +60,6 @@ def test_manifest_re_extracted_from_the_real_wheel_is_the_committed_one(wheel: P
     assert json.dumps(fresh, indent=2, sort_keys=True) + "\n" == COMMITTED.read_text()
 
 
-class _Stub(types.ModuleType):
-    """Any attribute of a stubbed module is a callable stub."""
-
-    def __getattr__(self, name: str) -> Any:
-        return lambda *a, **k: None
-
-
-class _StubFinder:
-    """Imports of ray / openrlhf (CUDA-only) resolve to stubs while the CLI source runs."""
-
-    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
-        if name.split(".")[0] in ("ray", "openrlhf", "modelscope"):
-            import importlib.machinery
-
-            return importlib.machinery.ModuleSpec(name, self, is_package=True)
-        return None
-
-    def create_module(self, spec: Any) -> types.ModuleType:
-        return _Stub(spec.name)
-
-    def exec_module(self, module: types.ModuleType) -> None:
-        return None
-
-
 class _Captured(Exception):
     pass
 
@@ -91,8 +67,8 @@ class _Captured(Exception):
 @pytest.fixture
 def real_parser(wheel: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[argparse.ArgumentParser]:
     """argparse's own parser, built by running the wheel's CLI source up to parse_args()."""
-    finder = _StubFinder()
-    stubbed = [m for m in sys.modules if m.split(".")[0] in ("ray", "openrlhf", "modelscope")]
+    finder = StubFinder()
+    stubbed = [m for m in sys.modules if m.split(".")[0] in STUBBED]
     assert not stubbed, "a real ray/openrlhf is imported in this process"
     sys.meta_path.insert(0, finder)
     captured: list[argparse.ArgumentParser] = []
@@ -109,7 +85,7 @@ def real_parser(wheel: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[argpar
         yield captured[0]
     finally:
         sys.meta_path.remove(finder)
-        for m in [m for m in sys.modules if m.split(".")[0] in ("ray", "openrlhf", "modelscope")]:
+        for m in [m for m in sys.modules if m.split(".")[0] in STUBBED]:
             del sys.modules[m]
 
 

@@ -1,0 +1,187 @@
+"""The kubernetes launcher on the harness kube-apiserver: the Job passes server-side
+validation and keeps every field; a second launch adopts the first Job; the chart's
+launcher ServiceAccount can create and watch Jobs in its namespace and nothing else."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from kubehelp import admin, namespace, sa_kubeconfig, start
+from lightkube import ApiError, AsyncClient, KubeConfig, codecs
+from lightkube.resources.batch_v1 import Job
+from lightkube.resources.core_v1 import Secret
+
+from rlstream.launch import LaunchRequest, LaunchSettings, RunUpdate, plan_run
+from rlstream.launch.kubernetes import KubernetesLauncher, job_manifest, job_name
+
+pytestmark = pytest.mark.k8s
+
+ROOT = Path(__file__).resolve().parents[3]
+CHART = ROOT / "charts" / "rlstream"
+
+
+def _request(seed: str) -> LaunchRequest:
+    sha = hashlib.sha256(seed.encode()).hexdigest()
+    return LaunchRequest(
+        dataset_id=sha,
+        agent="support-bot",
+        reward_spec="customer_support",
+        path=f"/var/lib/rlstream/datasets/support-bot/{sha}",
+        sha256=sha,
+        method="grpo",
+    )
+
+
+def _settings(ns: str, kubeconfig: Path, **kw: Any) -> LaunchSettings:
+    base: dict[str, Any] = {
+        "data_dir": Path("/var/lib/rlstream"),
+        "k8s_namespace": ns,
+        "k8s_kubeconfig": kubeconfig,
+        "k8s_image": "registry.example/rlstream-gpu:0.1.0",
+        "k8s_image_pull_policy": "Always",
+        "k8s_service_account": "rlstream-trainer",
+        "k8s_gpus": 1,
+        "k8s_node_selector": {"nvidia.com/gpu.present": "true"},
+        "k8s_artifact_pvc": "rlstream-artifacts",
+        "k8s_env_configmap": "rls-rlstream-config",
+        "k8s_env_secret": "rls-secrets",
+    }
+    return LaunchSettings(**{**base, **kw})
+
+
+async def test_job_passes_server_validation_and_keeps_every_field(kube: Any) -> None:
+    client = admin(kube)
+    ns = await namespace(client)
+    s = _settings(ns, kube.kubeconfig)
+    spec = plan_run(_request("fields"), runs_dir=s.runs_path(), max_steps=10)
+    manifest = job_manifest(spec, s, ns)
+    # dryRun=All: admission and validation run, nothing is stored
+    await client.create(Job.from_dict(manifest), dry_run=True)
+    assert [j async for j in client.list(Job, namespace=ns)] == []
+    # and the validation is real: podFailurePolicy requires restartPolicy Never
+    bad = yaml.safe_load(yaml.safe_dump(manifest))
+    bad["spec"]["template"]["spec"]["restartPolicy"] = "OnFailure"
+    with pytest.raises(ApiError) as err:
+        await client.create(Job.from_dict(bad), dry_run=True)
+    assert err.value.status.code == 422
+
+    launcher = KubernetesLauncher(s)
+    result = await launcher.launch(spec)
+    assert result.created and result.handle == f"job/{manifest['metadata']['name']}"
+    got = (await client.get(Job, manifest["metadata"]["name"], namespace=ns)).to_dict()
+    js, pod = got["spec"], got["spec"]["template"]["spec"]
+    [c] = pod["containers"]
+    assert pod["restartPolicy"] == "Never"
+    assert (js["backoffLimit"], js["activeDeadlineSeconds"], js["ttlSecondsAfterFinished"]) == (
+        2, 6 * 3600, 7 * 24 * 3600,
+    )  # fmt: skip
+    rules = js["podFailurePolicy"]["rules"]
+    assert rules[0]["action"] == "FailJob" and rules[0]["onExitCodes"]["values"] == [2]
+    assert rules[1] == {
+        "action": "Ignore",
+        "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}],
+    }
+    assert c["resources"]["limits"]["nvidia.com/gpu"] == "1"
+    assert pod["nodeSelector"] == {"nvidia.com/gpu.present": "true"}
+    assert pod["tolerations"] == [
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+    ]
+    vols = {v["name"]: v for v in pod["volumes"]}
+    assert vols["dshm"]["emptyDir"] == {"medium": "Memory", "sizeLimit": "16Gi"}
+    assert vols["artifacts"]["persistentVolumeClaim"]["claimName"] == "rlstream-artifacts"
+    assert {"name": "dshm", "mountPath": "/dev/shm"} in c["volumeMounts"]
+    assert pod["securityContext"]["runAsNonRoot"] is True and pod["securityContext"]["runAsUser"]
+    assert c["securityContext"]["allowPrivilegeEscalation"] is False
+    assert (c["image"], c["imagePullPolicy"]) == ("registry.example/rlstream-gpu:0.1.0", "Always")
+    assert pod["serviceAccountName"] == "rlstream-trainer"
+    assert {"name": "HF_HUB_OFFLINE", "value": "1"} in c["env"]
+    assert c["command"] == ["python", "-m", "rlstream.services.trainer"]
+    labels = got["metadata"]["labels"]
+    assert labels["rlstream.dev/run-id"] == spec.run_id
+    assert labels["rlstream.dev/dataset-id"] == spec.request.dataset_id[:63]
+    ann = got["metadata"]["annotations"]
+    assert ann["rlstream.dev/dataset-sha256"] == spec.request.sha256
+    assert ann["rlstream.dev/argv-sha256"] == spec.argv_hash()
+    await launcher.close()
+    await client.close()
+
+
+async def test_launching_the_same_dataset_twice_adopts_the_first_job(kube: Any) -> None:
+    client = admin(kube)
+    ns = await namespace(client)
+    s = _settings(ns, kube.kubeconfig)
+    spec = plan_run(_request("twice"), runs_dir=s.runs_path())
+    a, b = KubernetesLauncher(s), KubernetesLauncher(s)  # e.g. before and after a restart
+    first = await a.launch(spec)
+    second = await b.launch(spec)
+    assert first.created and not second.created and first.handle == second.handle
+    jobs = [j async for j in client.list(Job, namespace=ns)]
+    assert len(jobs) == 1
+    for x in (a, b, client):
+        await x.close()
+
+
+def _chart_rbac(helm_bin: Path, ns: str) -> list[Any]:
+    out = subprocess.run(
+        [str(helm_bin), "template", "rls", str(CHART), "--namespace", ns,
+         "--show-only", "templates/job-launcher-rbac.yaml"],
+        capture_output=True, text=True, timeout=120, check=True,
+    ).stdout  # fmt: skip
+    return list(codecs.load_all_yaml(out))
+
+
+@pytest.mark.helm
+async def test_chart_launcher_service_account_scope(
+    kube: Any, helm_bin: Path, tmp_path: Path
+) -> None:
+    client = admin(kube)
+    ns = await namespace(client)
+    other = await namespace(client, "other")
+    for obj in _chart_rbac(helm_bin, ns):
+        obj.metadata.namespace = ns
+        await client.create(obj)
+    sa = "rls-rlstream-job-launcher"
+    cfg = await sa_kubeconfig(kube, client, ns, sa, tmp_path / "sa.kubeconfig")
+    s = _settings(ns, cfg)
+    launcher = KubernetesLauncher(s)
+    spec = plan_run(_request("rbac"), runs_dir=s.runs_path())
+    assert (await launcher.launch(spec)).created  # create Jobs: allowed
+    seen: list[RunUpdate] = []
+
+    async def on_update(u: RunUpdate) -> None:
+        seen.append(u)
+
+    follow = asyncio.create_task(launcher.follow(on_update))  # list + watch: allowed
+    await asyncio.sleep(0.5)
+    await start(client, job_name(spec.request.sha256), ns)  # seen through the SA's watch
+    for _ in range(100):
+        if seen:
+            break
+        await asyncio.sleep(0.1)
+    follow.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await follow
+    assert [u.state for u in seen] == ["started"] and seen[0].run_id == spec.run_id
+    sa_client = AsyncClient(KubeConfig.from_file(cfg))
+    with pytest.raises(ApiError) as e1:
+        await sa_client.get(Secret, "anything", namespace=ns)
+    assert e1.value.status.code == 403
+    with pytest.raises(ApiError) as e2:
+        _ = [j async for j in sa_client.list(Secret, namespace=ns)]
+    assert e2.value.status.code == 403
+    with pytest.raises(ApiError) as e3:
+        _ = [j async for j in sa_client.list(Job, namespace=other)]
+    assert e3.value.status.code == 403
+    other_launcher = KubernetesLauncher(_settings(other, cfg))
+    with pytest.raises(ApiError) as e4:
+        await other_launcher.launch(spec)
+    assert e4.value.status.code == 403
+    for x in (launcher, other_launcher, sa_client, client):
+        await x.close()

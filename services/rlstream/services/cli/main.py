@@ -11,6 +11,7 @@ from rlstream.services.cli.grade_cmd import grade
 from rlstream.services.cli.improve_cmd import improve_app
 from rlstream.services.cli.ingest_cmd import ingest
 from rlstream.services.cli.profile_cmd import profile
+from rlstream.services.cli.registry_cmd import lineage, promote
 from rlstream.services.cli.sample_cmd import sample
 from rlstream.services.cli.train_cmd import train
 
@@ -40,6 +41,8 @@ app.add_typer(improve_app, name="improve")
 app.command("sample")(sample)
 app.command("demo")(demo)
 app.command("train")(train)
+app.command("promote")(promote)
+app.command("lineage")(lineage)
 app.add_typer(db.app, name="db")
 app.add_typer(services_cmd.app, name="services")
 

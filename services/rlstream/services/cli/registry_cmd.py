@@ -1,0 +1,197 @@
+"""``rlstream promote`` and ``rlstream lineage``: the model registry from the command line.
+
+Both open the same store as ``rlstream db`` (``--dsn``, else ``RLSTREAM_POSTGRES_DSN``,
+else the embedded PostgreSQL under ``--data-dir``/``RLSTREAM_DATA_DIR``), so a model the
+demo registered is found without any configuration.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Annotated, Any
+
+import orjson
+import typer
+from rich.tree import Tree
+
+from rlstream.errors import ConfigError
+from rlstream.lineage import TreeNode, build_tree
+from rlstream.registry import (
+    DeploySettings,
+    EventSink,
+    KafkaSink,
+    NullSink,
+    Registry,
+    make_target,
+)
+from rlstream.services.cli.common import friendly_errors, out
+from rlstream.services.cli.db import DataDirOpt, DsnOpt, _dsn
+from rlstream.storage import PromotionRecord, Store, upgrade
+
+PROMOTE_HELP = """Make a model the champion of its agent, or roll back to the previous champion.
+
+A promotion is one Postgres transaction (alias + promotion row + lineage), then the deploy target's change and a DeploymentEvent on rlstream.deployments.v1 (published when RLSTREAM_KAFKA_BOOTSTRAP is set; its event id is the promotion id).
+
+[bold]Examples[/]
+
+rlstream promote 3f2a9c1b7d0e   (a model id or a unique prefix of 8+ characters)
+
+rlstream promote challenger --agent support --target kubernetes
+
+rlstream promote --rollback --agent support
+
+--target kubernetes patches RLSTREAM_DEPLOY_DEPLOYMENT (namespace RLSTREAM_DEPLOY_NAMESPACE) with the model id; see docs/registry.md.
+"""
+
+LINEAGE_HELP = """Show where a model came from: evaluation -> training run -> dataset (sha256) -> groups -> rollouts -> conversations with their source (file:line or topic/partition/offset).
+
+[bold]Examples[/]
+
+rlstream lineage 3f2a9c1b7d0e
+
+rlstream lineage champion --agent support --max-children 3
+
+rlstream lineage 3f2a9c1b7d0e --json | jq '.conversations | length'
+"""
+
+
+async def _open(dsn: str) -> Store:
+    await upgrade(dsn)
+    return await Store.connect(dsn, max_size=2)
+
+
+def _sink_for(stack: AsyncExitStack) -> Any:
+    bootstrap = os.environ.get("RLSTREAM_KAFKA_BOOTSTRAP")
+    if not bootstrap:
+        return None
+    prefix = os.environ.get("RLSTREAM_TOPIC_PREFIX", "")
+    return stack.enter_async_context(KafkaSink(bootstrap, topic_prefix=prefix))
+
+
+async def _promote(
+    dsn: str, model: str | None, agent: str | None, rollback: bool, target: str | None
+) -> tuple[PromotionRecord, str, bool]:
+    settings = DeploySettings()
+    deploy = make_target(settings, target)  # type: ignore[arg-type]
+    async with AsyncExitStack() as stack:
+        store = await _open(dsn)
+        stack.push_async_callback(store.close)
+        pending = _sink_for(stack)
+        sink: EventSink = await pending if pending is not None else NullSink()
+        registry = Registry(store, target=deploy, sink=sink)
+        await registry.announce_pending()
+        if rollback:
+            if agent is None:
+                raise ConfigError("--rollback needs --agent")
+            record = await registry.rollback(agent)
+        else:
+            assert model is not None
+            record = await registry.promote(model, agent=agent)
+        return record, deploy.ref() or "", pending is not None
+
+
+@friendly_errors
+def promote(
+    model: Annotated[
+        str | None, typer.Argument(help="model id, unique prefix, or 'challenger' with --agent")
+    ] = None,
+    agent: Annotated[str | None, typer.Option("--agent", help="whose aliases")] = None,
+    rollback: Annotated[
+        bool, typer.Option("--rollback", help="restore the previous champion of --agent")
+    ] = False,
+    target: Annotated[
+        str | None,
+        typer.Option("--target", help="none | kubernetes (default: RLSTREAM_DEPLOY_TARGET)"),
+    ] = None,
+    dsn: str | None = DsnOpt,
+    data_dir: Path | None = DataDirOpt,
+) -> None:
+    if target not in (None, "none", "kubernetes"):
+        raise ConfigError(f"--target must be none or kubernetes, not {target!r}")
+    if rollback == (model is not None):
+        raise ConfigError("pass a MODEL to promote, or --rollback --agent A (not both)")
+    from rlstream.settings import load_settings
+
+    record, ref, published = asyncio.run(
+        _promote(_dsn(dsn, data_dir, load_settings()), model, agent, rollback, target)
+    )
+    verb = "rolled back" if record.kind == "rollback" else "promoted"
+    was = record.previous_model_id[:12] if record.previous_model_id else "none"
+    where = f"{record.target} {ref}".strip()
+    out.print(
+        f"{verb}: champion of [bold]{record.agent}[/] is {record.model_id[:12]} (was {was});"
+        f" deployed to {where}; event {record.promotion_id}"
+        + (" published" if published else " recorded (no RLSTREAM_KAFKA_BOOTSTRAP: not published)")
+    )
+
+
+promote.__doc__ = PROMOTE_HELP
+
+
+def _label(node: TreeNode) -> str:
+    d = node.details
+    ident = node.id if node.kind in ("group", "conversation") else node.id[:16]
+    bits = {
+        "model": lambda: f"agent={d.get('agent')} gate={d.get('gate', '?')}",
+        "evaluation": lambda: (
+            f"{d.get('decision')} vs {str(d.get('baseline'))[:16]}"
+            + (
+                f" ci_low={d['delta_ci_low']:.3f}"
+                if isinstance(d.get("delta_ci_low"), float)
+                else ""
+            )
+        ),
+        "run": lambda: f"{d.get('backend')}/{d.get('method')} {d.get('status')}",
+        "dataset": lambda: f"sha256 {d.get('sha256', node.id)} ({d.get('rollouts')} rollouts)",
+        "group": lambda: "",
+        "rollout": lambda: f"score={d.get('score')} passed={d.get('passed')}",
+        "conversation": lambda: f"← {d.get('source', '?')}",
+    }.get(node.kind, lambda: "")()
+    return f"[bold]{node.kind}[/] {ident} [dim]{bits}[/]"
+
+
+def _render(node: TreeNode, tree: Tree, limit: int) -> None:
+    for i, child in enumerate(node.children):
+        if i == limit:
+            tree.add(f"[dim]… {len(node.children) - limit} more {child.kind}s (--json for all)[/]")
+            break
+        _render(child, tree.add(_label(child)), limit)
+
+
+async def _lineage(dsn: str, model: str, agent: str | None) -> Any:
+    store = await _open(dsn)
+    try:
+        found = await Registry(store).resolve(model, agent=agent)
+        return await build_tree(store, "model", found.model_id)
+    finally:
+        await store.close()
+
+
+@friendly_errors
+def lineage(
+    model: Annotated[str, typer.Argument(help="model id, unique prefix, or alias with --agent")],
+    agent: Annotated[str | None, typer.Option("--agent", help="for champion/challenger")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="the whole tree as JSON")] = False,
+    max_children: Annotated[
+        int, typer.Option("--max-children", min=1, help="children shown per node")
+    ] = 5,
+    dsn: str | None = DsnOpt,
+    data_dir: Path | None = DataDirOpt,
+) -> None:
+    from rlstream.settings import load_settings
+
+    tree = asyncio.run(_lineage(_dsn(dsn, data_dir, load_settings()), model, agent))
+    if as_json:
+        out.print_json(orjson.dumps(tree.model_dump(mode="json")).decode())
+        return
+    view = Tree(_label(tree.root))
+    _render(tree.root, view, max_children)
+    out.print(view)
+    counts = ", ".join(f"{n} {k}s" for k, n in sorted(tree.counts.items()) if k != "model")
+    out.print(f"[dim]{counts}[/]")
+
+
+lineage.__doc__ = LINEAGE_HELP

@@ -131,26 +131,28 @@ def promote(
 promote.__doc__ = PROMOTE_HELP
 
 
-def _label(node: TreeNode) -> str:
+def _details(node: TreeNode) -> str:
     d = node.details
+    if node.kind == "model":
+        return f"agent={d.get('agent')} gate={d.get('gate', '?')}"
+    if node.kind == "evaluation":
+        ci = d.get("delta_ci_low")
+        low = f" ci_low={ci:.3f}" if isinstance(ci, float) else ""
+        return f"{d.get('decision')} vs {str(d.get('baseline'))[:16]}{low}"
+    if node.kind == "run":
+        return f"{d.get('backend')}/{d.get('method')} {d.get('status')}"
+    if node.kind == "dataset":
+        return f"sha256 {d.get('sha256', node.id)} ({d.get('rollouts')} rollouts)"
+    if node.kind == "rollout":
+        return f"score={d.get('score')} passed={d.get('passed')}"
+    if node.kind == "conversation":
+        return f"← {d.get('source', '?')}"
+    return ""
+
+
+def _label(node: TreeNode) -> str:
     ident = node.id if node.kind in ("group", "conversation") else node.id[:16]
-    bits = {
-        "model": lambda: f"agent={d.get('agent')} gate={d.get('gate', '?')}",
-        "evaluation": lambda: (
-            f"{d.get('decision')} vs {str(d.get('baseline'))[:16]}"
-            + (
-                f" ci_low={d['delta_ci_low']:.3f}"
-                if isinstance(d.get("delta_ci_low"), float)
-                else ""
-            )
-        ),
-        "run": lambda: f"{d.get('backend')}/{d.get('method')} {d.get('status')}",
-        "dataset": lambda: f"sha256 {d.get('sha256', node.id)} ({d.get('rollouts')} rollouts)",
-        "group": lambda: "",
-        "rollout": lambda: f"score={d.get('score')} passed={d.get('passed')}",
-        "conversation": lambda: f"← {d.get('source', '?')}",
-    }.get(node.kind, lambda: "")()
-    return f"[bold]{node.kind}[/] {ident} [dim]{bits}[/]"
+    return f"[bold]{node.kind}[/] {ident} [dim]{_details(node)}[/]"
 
 
 def _render(node: TreeNode, tree: Tree, limit: int) -> None:

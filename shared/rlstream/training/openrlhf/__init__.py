@@ -5,6 +5,7 @@ extracted from the release's source, writes the prompt JSONL and a total, hash-p
 reward file, and runs ``python3 -m openrlhf.cli.train_ppo_ray`` in the GPU image.
 """
 
+from rlstream.training.openrlhf.backend import OpenRLHFBackend
 from rlstream.training.openrlhf.pin import OPENRLHF_VERSION
 
-__all__ = ["OPENRLHF_VERSION"]
+__all__ = ["OPENRLHF_VERSION", "OpenRLHFBackend"]

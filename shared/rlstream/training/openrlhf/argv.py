@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from rlstream.errors import ConfigError
 from rlstream.training.openrlhf.flags import FlagError, effective, parse_args, split_args
 from rlstream.training.openrlhf.pin import PPO_ENTRY
 
@@ -30,7 +31,7 @@ class GrpoConfig(Protocol):
     @property
     def max_steps(self) -> int: ...
     @property
-    def learning_rate(self) -> float: ...
+    def learning_rate(self) -> float | None: ...
     @property
     def batch_size(self) -> int: ...
     @property
@@ -44,7 +45,7 @@ class GrpoConfig(Protocol):
     @property
     def temperature(self) -> float: ...
     @property
-    def beta(self) -> float: ...
+    def beta(self) -> float | None: ...
     @property
     def seed(self) -> int: ...
     @property
@@ -67,6 +68,13 @@ class RunPaths:
 
 def _num(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def _resolved(value: float | None, name: str) -> float:
+    """learning_rate / beta must be resolved (the method's default) before the argv."""
+    if value is None:
+        raise ConfigError(f"{name} is not resolved for the openrlhf argv")
+    return value
 
 
 def _kl(beta: float) -> list[str]:
@@ -101,12 +109,12 @@ def base_args(model: str, config: GrpoConfig, rows: int, paths: RunPaths) -> lis
         *("--rollout.max_new_tokens", str(config.max_new_tokens)),
         *("--rollout.temperature", _num(config.temperature)),
         *("--data.max_len", str(config.max_length)),
-        *("--actor.adam.lr", _num(config.learning_rate)),
+        *("--actor.adam.lr", _num(_resolved(config.learning_rate, "learning_rate"))),
         *("--ds.lora.rank", str(config.lora_rank)),
         *("--ds.lora.alpha", str(config.lora_alpha)),
         *("--ds.lora.dropout", _num(config.lora_dropout)),
         *("--train.seed", str(config.seed)),
-        *_kl(config.beta),
+        *_kl(_resolved(config.beta, "beta")),
         *("--actor.num_nodes", "1", "--actor.num_gpus_per_node", "1"),
         *("--vllm.num_engines", "1", "--vllm.tensor_parallel_size", "1"),
         *("--vllm.gpu_memory_utilization", "0.5"),

@@ -1,35 +1,50 @@
 """Exact and near-duplicate detection inside a group.
 
-Identical rollouts carry no contrast; near duplicates (MinHash Jaccard >= ~0.8 over word
-shingles of the normalised assistant text plus tool calls) over-weight one behaviour.
-Near duplicates with *different* outcomes are kept: a minimal pass/fail pair is exactly
-the contrast DPO and GRPO learn from.
+Identical rollouts carry no contrast; near duplicates (Jaccard >= ~0.8 over word shingles of
+the normalised assistant text plus tool calls) over-weight one behaviour. Near duplicates
+with *different* outcomes are kept: a minimal pass/fail pair is exactly the contrast DPO and
+GRPO learn from.
+
+MinHash signatures and the LSH banding come from ``datasketch`` (a hand-written MinHash with
+small coefficients estimated unrelated replies that shared one phrase at Jaccard 1.0), and
+candidates come from LSH buckets, so a group of n rollouts costs O(n), not O(n^2).
 """
 
 from __future__ import annotations
 
-import hashlib
+import zlib
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import Any, Protocol
 
-import numpy as np
-import numpy.typing as npt
+from datasketch import MinHash, MinHashLSH
 
 from rlstream.metrics.features import assistant_text, normalise_text, tool_signature
 from rlstream.transcript import Transcript
 
-_PRIME = np.uint64((1 << 61) - 1)
-_EMPTY = np.uint64((1 << 61) - 1)
-Signature = npt.NDArray[np.uint64]
+
+class Signature(Protocol):
+    """What curation needs of a ``datasketch.MinHash`` (the package ships no type hints)."""
+
+    def jaccard(self, other: Any) -> float: ...
+    def __len__(self) -> int: ...
+
+
+#: LSH band/row choice favours recall over false candidates, which the signature comparison
+#: filters out anyway: at threshold 0.8 (17 bands of 7 rows) a pair exactly at the threshold
+#: becomes a candidate 98% of the time, one at 0.5 only 12%
+_LSH_WEIGHTS = (0.02, 0.98)
 
 
 @lru_cache(maxsize=8)
-def _coefficients(permutations: int) -> tuple[Signature, Signature]:
-    """Fixed-seed hash family: a stored index stays comparable across runs."""
-    rng = np.random.default_rng(0x5EED)
-    a = rng.integers(1, 1 << 31, size=permutations, dtype=np.uint64)
-    b = rng.integers(0, 1 << 31, size=permutations, dtype=np.uint64)
-    return a, b
+def _prototype(permutations: int) -> MinHash:
+    """Fixed-seed hash family, built once: signatures stay comparable across runs.
+
+    Shingles are hashed with CRC-32 (C, stable across processes, ~10x cheaper than the
+    default SHA-1); datasketch's affine32 scheme mixes every value with the MurmurHash3
+    finaliser before the permutations, so CRC's linearity does not reach the signature.
+    """
+    return MinHash(num_perm=permutations, seed=1, hashfunc=zlib.crc32)
 
 
 def tokens(t: Transcript) -> list[str]:
@@ -46,40 +61,52 @@ def shingles(toks: Sequence[str], size: int) -> set[str]:
     return {" ".join(toks[i : i + size]) for i in range(len(toks) - size + 1)}
 
 
-def minhash(t: Transcript, *, permutations: int = 128, shingle_size: int = 3) -> Signature:
-    """MinHash signature: min over shingles of (a*h + b) mod (2^61 - 1), h a 32-bit hash."""
-    items = shingles(tokens(t), shingle_size)
-    if not items:
-        return np.full(permutations, _EMPTY, dtype=np.uint64)
-    hv = np.array(
-        [int.from_bytes(hashlib.blake2b(s.encode(), digest_size=4).digest(), "big") for s in items],
-        dtype=np.uint64,
+def signature_of(items: set[str], permutations: int = 128) -> Signature:
+    """MinHash of a shingle set (empty set: the all-max signature, equal to every empty one)."""
+    proto = _prototype(permutations)
+    sig = MinHash(
+        num_perm=permutations,
+        seed=1,
+        hashfunc=zlib.crc32,
+        permutations=proto.permutations,
+        scheme=proto.scheme,
     )
-    a, b = _coefficients(permutations)
-    sig: Signature = ((hv[:, None] * a[None, :] + b[None, :]) % _PRIME).min(axis=0)
-    return sig
+    sig.update_batch([s.encode("utf-8") for s in items])
+    out: Signature = sig
+    return out
+
+
+def minhash(t: Transcript, *, permutations: int = 128, shingle_size: int = 3) -> Signature:
+    """MinHash signature of a rollout's shingles."""
+    return signature_of(shingles(tokens(t), shingle_size), permutations)
 
 
 def jaccard(a: Signature, b: Signature) -> float:
     """Estimated Jaccard similarity: the share of equal signature slots."""
-    return float(np.mean(a == b))
+    return float(a.jaccard(b))
 
 
 def near_duplicates(
     sigs: Sequence[Signature], outcomes: Sequence[bool], threshold: float
 ) -> list[int | None]:
-    """For each item, the index of an earlier kept item it near-duplicates (same outcome).
+    """For each item, the index of the earliest kept item it near-duplicates (same outcome).
 
-    Greedy in the given order, so the caller's (sorted) order decides who is kept.
+    Greedy in the given order, so the caller's (sorted) order decides who is kept. Kept items
+    go into one LSH index per outcome; each item is compared only with its bucket mates.
     """
-    kept: list[int] = []
+    if not sigs:
+        return []
+    num_perm = len(sigs[0])
+    index = {
+        o: MinHashLSH(threshold=threshold, num_perm=num_perm, weights=_LSH_WEIGHTS)
+        for o in set(outcomes)
+    }
     out: list[int | None] = []
     for i, sig in enumerate(sigs):
-        match = next(
-            (j for j in kept if outcomes[j] == outcomes[i] and jaccard(sigs[j], sig) >= threshold),
-            None,
-        )
+        lsh = index[outcomes[i]]
+        hits = sorted(int(j) for j in lsh.query(sig))
+        match = next((j for j in hits if jaccard(sigs[j], sig) >= threshold), None)
         out.append(match)
         if match is None:
-            kept.append(i)
+            lsh.insert(i, sig, check_duplication=False)
     return out

@@ -82,3 +82,13 @@ def test_memory_bench_measures_each_format_in_a_subprocess(tmp_path: Path) -> No
         cols = row.split()
         assert int(cols[3].replace(",", "")) > 100, row
     assert "memory slope (worst)" in out.strip().splitlines()[-1]
+
+
+def test_curate_group_bench_times_each_size_and_finds_the_planted_duplicates() -> None:
+    out = _run("curate_group.py", "--sizes", "300,600")
+    last = out.strip().splitlines()[-1]
+    m = re.search(
+        r"curate one group of 600 rollouts: [\d.]+ CPU s, ([\d,]+) near .* of ([\d,]+)", last
+    )
+    assert m, last
+    assert 0 < int(m.group(1).replace(",", "")) <= int(m.group(2).replace(",", ""))

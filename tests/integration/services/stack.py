@@ -24,7 +24,13 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from rlstream.events import topics
 
-ALL = (topics.CONVERSATIONS_RAW, topics.TRANSCRIPTS, topics.SCORED, topics.DATASETS)
+ALL = (
+    topics.CONVERSATIONS_RAW,
+    topics.TRANSCRIPTS,
+    topics.SCORED,
+    topics.DATASETS,
+    topics.TRAINING,
+)
 DLQS = tuple(topics.dlq(t) for t in (topics.CONVERSATIONS_RAW, topics.TRANSCRIPTS, topics.SCORED))
 
 

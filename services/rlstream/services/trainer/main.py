@@ -17,15 +17,18 @@ import asyncio
 import logging
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from rlstream.errors import ConfigError
+from rlstream.errors import ConfigError, RlstreamError
 from rlstream.events import TrainingRunEvent, topics
 from rlstream.launch import EXIT_BAD_CONFIG, LaunchRequest, RunSpec
 from rlstream.launch.runs import RunTracker
 from rlstream.services.trainer.settings import TrainerSettings
+
+if TYPE_CHECKING:
+    from rlstream.training import RunResult
 
 log = logging.getLogger("rlstream.services.trainer")
 EXIT_FAILED = 1
@@ -54,7 +57,7 @@ def _spec(args: argparse.Namespace, settings: TrainerSettings) -> RunSpec:
 
     try:
         manifest = verify_dataset(args.dataset)
-    except (OSError, ValueError, ConfigError) as e:
+    except (OSError, ValueError, RlstreamError) as e:  # missing, corrupt or not a dataset
         raise BadConfig(f"dataset {args.dataset}: {e}") from e
     specs = manifest.reward_specs
     request = LaunchRequest(
@@ -77,10 +80,10 @@ def _spec(args: argparse.Namespace, settings: TrainerSettings) -> RunSpec:
     )
 
 
-def _train(spec: RunSpec) -> Any:
+def _train(spec: RunSpec) -> RunResult:
     """Call the training library; configuration problems become :class:`BadConfig`."""
     try:
-        from rlstream.training import TrainConfig, train  # type: ignore[attr-defined,unused-ignore]
+        from rlstream.training import TrainConfig, train
     except ImportError as e:
         raise BadConfig(
             f"training backends are not installed ({e}): pip install rlstream[train]"

@@ -1,0 +1,120 @@
+"""End to end on real Kafka + Postgres + Redis + kube-apiserver: conversations in ->
+curator releases a dataset -> a batch/v1 Job exists (created with the chart's launcher
+ServiceAccount token) -> its status is patched to Complete -> a TrainingRunEvent
+``succeeded`` on rlstream.training.v1 and the run recorded in Postgres."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import pg
+from stack import conversation, encode, produce, wait_for_count
+
+from rlstream.events import DatasetReleased, TrainingRunEvent, topics
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "launch"))
+from kubehelp import admin, finish, namespace, sa_kubeconfig
+
+pytestmark = [
+    pytest.mark.kafka, pytest.mark.postgres, pytest.mark.redis, pytest.mark.k8s,
+    pytest.mark.helm, pytest.mark.slow,
+]  # fmt: skip
+
+CHART = Path(__file__).resolve().parents[3] / "charts" / "rlstream"
+
+
+async def _chart_launcher_sa(kube: Any, helm_bin: Path, tmp: Path) -> tuple[str, Path]:
+    from lightkube import codecs
+
+    client = admin(kube)
+    ns = await namespace(client, "e2e")
+    out = subprocess.run(
+        [str(helm_bin), "template", "rls", str(CHART), "--namespace", ns,
+         "--show-only", "templates/job-launcher-rbac.yaml"],
+        capture_output=True, text=True, timeout=120, check=True,
+    ).stdout  # fmt: skip
+    for obj in codecs.load_all_yaml(out):
+        obj.metadata.namespace = ns
+        await client.create(obj)
+    cfg = await sa_kubeconfig(kube, client, ns, "rls-rlstream-job-launcher", tmp / "sa.kubeconfig")
+    await client.close()
+    return ns, cfg
+
+
+async def _jobs(kube: Any, ns: str) -> list[Any]:
+    from lightkube.resources.batch_v1 import Job
+
+    client = admin(kube)
+    try:
+        return [j async for j in client.list(Job, namespace=ns)]
+    finally:
+        await client.close()
+
+
+def test_release_launches_a_job_and_its_completion_is_published(
+    make_stack: Any, kube: Any, helm_bin: Path, tmp_path: Path
+) -> None:
+    ns, kubeconfig = asyncio.run(_chart_launcher_sa(kube, helm_bin, tmp_path))
+    st = make_stack(
+        rlstream_release_min_rollouts="40",
+        rlstream_release_min_groups="4",
+        rlstream_release_min_gradient_support="0.2",
+        rlstream_release_check_interval_s="0.5",
+        rlstream_launcher="kubernetes",
+        rlstream_k8s_kubeconfig=str(kubeconfig),
+        rlstream_k8s_namespace=ns,
+        rlstream_k8s_gpus="0",
+    )
+    st.start("ingest", "grader", "curator")
+    convs = [conversation(f"c{i}", f"task{i % 8}", resolved=(i // 8) % 3 == 0) for i in range(60)]
+    asyncio.run(produce(st.bootstrap, st.topic(topics.CONVERSATIONS_RAW), encode(convs)))
+    ds = asyncio.run(wait_for_count(st.bootstrap, st.topic(topics.DATASETS), 1, timeout=120))
+    assert ds, "no dataset released"
+    release = DatasetReleased.model_validate_json(ds[0].value)
+
+    deadline = time.monotonic() + 60
+    jobs: list[Any] = []
+    while not jobs and time.monotonic() < deadline:
+        jobs = asyncio.run(_jobs(kube, ns))
+        time.sleep(0.5)
+    [job] = jobs
+    ann = job.metadata.annotations
+    assert ann["rlstream.dev/dataset-sha256"] == release.sha256
+    run_id = job.metadata.labels["rlstream.dev/run-id"]
+
+    asyncio.run(finish(admin(kube), job.metadata.name, ns, ok=True))
+
+    def states() -> list[TrainingRunEvent]:
+        recs = asyncio.run(wait_for_count(st.bootstrap, st.topic(topics.TRAINING), 2, timeout=5))
+        return [TrainingRunEvent.model_validate_json(r.value) for r in recs]
+
+    deadline = time.monotonic() + 60
+    events = states()
+    while {e.state for e in events} != {"launched", "succeeded"} and time.monotonic() < deadline:
+        events = states()
+    by_state = {e.state: e for e in events}
+    assert set(by_state) == {"launched", "succeeded"}, [e.state for e in events]
+    done = by_state["succeeded"]
+    assert (done.run_id, done.dataset_id, done.launcher) == (
+        run_id,
+        release.dataset_id,
+        "kubernetes",
+    )
+    assert done.event_id == f"{run_id}:succeeded"
+    rows = asyncio.run(
+        pg(st.dsn, "SELECT status, dataset_id, spec FROM runs WHERE run_id = $1", run_id)
+    )
+    assert len(rows) == 1 and rows[0]["status"] == "succeeded"
+    assert rows[0]["dataset_id"] == release.dataset_id
+    spec = rows[0]["spec"]
+    spec = json.loads(spec) if isinstance(spec, str) else spec
+    assert spec["budget"]["gpu_hours"] > 0 and spec["launcher"] == "kubernetes"
+    curator = st.procs[-1]
+    assert curator.alive(), curator.tail()

@@ -11,6 +11,7 @@ implement :class:`RunFollower`.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
@@ -52,6 +53,30 @@ class LaunchRequest(BaseModel):
             path=ev.path,
             sha256=ev.sha256,
             method=ev.profile.method,
+        )
+
+    @classmethod
+    def from_dataset(
+        cls,
+        dataset_dir: Path,
+        *,
+        agent: str | None = None,
+        reward_spec: str | None = None,
+        method: str | None = None,
+    ) -> LaunchRequest:
+        """A request for a dataset folder (``rlstream train --launcher ...``)."""
+        try:
+            manifest = json.loads((Path(dataset_dir) / "manifest.json").read_text())
+        except (OSError, ValueError) as e:
+            raise LaunchError(f"{dataset_dir} is not a curated dataset: {e}") from e
+        specs = manifest.get("reward_specs") or ["unknown"]
+        return cls(
+            dataset_id=str(manifest["dataset_id"]),
+            agent=agent or "default",
+            reward_spec=reward_spec or str(specs[0]),
+            path=str(Path(dataset_dir).resolve()),
+            sha256=str(manifest["dataset_id"]),  # the id is the sha256 over the files' sha256s
+            method=method if method and method != "auto" else manifest.get("method"),
         )
 
 

@@ -13,9 +13,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from pathlib import Path
 from typing import Any
 
-from rlstream.launch.base import LaunchError, LaunchResult, OnUpdate, RunSpec, RunUpdate
+from rlstream.launch.base import (
+    LaunchError,
+    LaunchRequest,
+    LaunchResult,
+    OnUpdate,
+    RunSpec,
+    RunUpdate,
+    plan_run,
+)
 from rlstream.launch.k8s_manifest import (
     SELECTOR,
     SPEC_ANNOTATION,
@@ -27,7 +36,34 @@ from rlstream.launch.settings import LaunchSettings
 
 log = logging.getLogger("rlstream.launch.kubernetes")
 
-__all__ = ["KubernetesLauncher", "job_manifest", "job_name", "job_update"]
+__all__ = [
+    "KubernetesLauncher",
+    "job_manifest",
+    "job_manifest_for_dataset",
+    "job_name",
+    "job_update",
+]
+
+
+def job_manifest_for_dataset(
+    dataset_dir: Path,
+    settings: LaunchSettings | None = None,
+    *,
+    method: str | None = None,
+    agent: str | None = None,
+) -> dict[str, Any]:
+    """The Job ``rlstream train --launcher kubernetes`` would create (``--dry-run``
+    prints it): settings give backend, base model, max steps, image, GPUs ..."""
+    s = settings or LaunchSettings()
+    request = LaunchRequest.from_dataset(dataset_dir, agent=agent, method=method)
+    spec = plan_run(
+        request,
+        runs_dir=s.runs_path(),
+        backend=s.train_backend,
+        base_model=s.train_base_model,
+        max_steps=s.train_max_steps,
+    )
+    return job_manifest(spec, s)
 
 
 def _get(obj: Any, *path: str) -> Any:

@@ -118,3 +118,43 @@ async def read_topic(bootstrap: str, topic: str, want: int, timeout: float = 30.
         return out
     finally:
         await cons.stop()
+
+
+CHART = Path(__file__).resolve().parents[3] / "charts" / "rlstream"
+
+
+async def apply_chart_launcher_rbac(helm_bin: Path, client: AsyncClient, ns: str) -> str:
+    """Render the chart, apply the Role that grants creating Jobs, its RoleBinding and the
+    ServiceAccount bound to it (nothing else); return that ServiceAccount's name."""
+    import subprocess
+
+    from lightkube import codecs
+    from lightkube.models.meta_v1 import ObjectMeta as Meta
+    from lightkube.resources.core_v1 import ServiceAccount
+
+    out = subprocess.run(
+        [str(helm_bin), "template", "rls", str(CHART), "--namespace", ns],
+        capture_output=True, text=True, timeout=120, check=True,
+    ).stdout  # fmt: skip
+    docs = [d for d in yaml.safe_load_all(out) if d]
+    role = next(
+        d for d in docs
+        if d["kind"] == "Role"
+        and any("jobs" in r.get("resources", []) and "create" in r.get("verbs", [])
+                for r in d["rules"])
+    )  # fmt: skip
+    binding = next(
+        d for d in docs
+        if d["kind"] == "RoleBinding" and d["roleRef"]["name"] == role["metadata"]["name"]
+    )  # fmt: skip
+    [subject] = binding["subjects"]
+    sa = subject["name"]
+    sa_doc = next(
+        (d for d in docs if d["kind"] == "ServiceAccount" and d["metadata"]["name"] == sa), None
+    )
+    objs = [codecs.from_dict(role), codecs.from_dict(binding)]
+    objs.append(codecs.from_dict(sa_doc) if sa_doc else ServiceAccount(metadata=Meta(name=sa)))
+    for obj in objs:
+        obj.metadata.namespace = ns
+        await client.create(obj)
+    return str(sa)

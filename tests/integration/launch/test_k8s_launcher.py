@@ -7,14 +7,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from kubehelp import admin, namespace, sa_kubeconfig, start
-from lightkube import ApiError, AsyncClient, KubeConfig, codecs
+from kubehelp import admin, apply_chart_launcher_rbac, namespace, sa_kubeconfig, start
+from lightkube import ApiError, AsyncClient, KubeConfig
 from lightkube.resources.batch_v1 import Job
 from lightkube.resources.core_v1 import Secret
 
@@ -22,9 +21,6 @@ from rlstream.launch import LaunchRequest, LaunchSettings, RunUpdate, plan_run
 from rlstream.launch.kubernetes import KubernetesLauncher, job_manifest, job_name
 
 pytestmark = pytest.mark.k8s
-
-ROOT = Path(__file__).resolve().parents[3]
-CHART = ROOT / "charts" / "rlstream"
 
 
 def _request(seed: str) -> LaunchRequest:
@@ -128,15 +124,6 @@ async def test_launching_the_same_dataset_twice_adopts_the_first_job(kube: Any) 
         await x.close()
 
 
-def _chart_rbac(helm_bin: Path, ns: str) -> list[Any]:
-    out = subprocess.run(
-        [str(helm_bin), "template", "rls", str(CHART), "--namespace", ns,
-         "--show-only", "templates/job-launcher-rbac.yaml"],
-        capture_output=True, text=True, timeout=120, check=True,
-    ).stdout  # fmt: skip
-    return list(codecs.load_all_yaml(out))
-
-
 @pytest.mark.helm
 async def test_chart_launcher_service_account_scope(
     kube: Any, helm_bin: Path, tmp_path: Path
@@ -144,10 +131,7 @@ async def test_chart_launcher_service_account_scope(
     client = admin(kube)
     ns = await namespace(client)
     other = await namespace(client, "other")
-    for obj in _chart_rbac(helm_bin, ns):
-        obj.metadata.namespace = ns
-        await client.create(obj)
-    sa = "rls-rlstream-job-launcher"
+    sa = await apply_chart_launcher_rbac(helm_bin, client, ns)
     cfg = await sa_kubeconfig(kube, client, ns, sa, tmp_path / "sa.kubeconfig")
     s = _settings(ns, cfg)
     launcher = KubernetesLauncher(s)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -20,30 +19,19 @@ from stack import conversation, encode, produce, wait_for_count
 from rlstream.events import DatasetReleased, TrainingRunEvent, topics
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "launch"))
-from kubehelp import admin, finish, namespace, sa_kubeconfig
+from kubehelp import admin, apply_chart_launcher_rbac, finish, namespace, sa_kubeconfig
 
 pytestmark = [
     pytest.mark.kafka, pytest.mark.postgres, pytest.mark.redis, pytest.mark.k8s,
     pytest.mark.helm, pytest.mark.slow,
 ]  # fmt: skip
 
-CHART = Path(__file__).resolve().parents[3] / "charts" / "rlstream"
-
 
 async def _chart_launcher_sa(kube: Any, helm_bin: Path, tmp: Path) -> tuple[str, Path]:
-    from lightkube import codecs
-
     client = admin(kube)
     ns = await namespace(client, "e2e")
-    out = subprocess.run(
-        [str(helm_bin), "template", "rls", str(CHART), "--namespace", ns,
-         "--show-only", "templates/job-launcher-rbac.yaml"],
-        capture_output=True, text=True, timeout=120, check=True,
-    ).stdout  # fmt: skip
-    for obj in codecs.load_all_yaml(out):
-        obj.metadata.namespace = ns
-        await client.create(obj)
-    cfg = await sa_kubeconfig(kube, client, ns, "rls-rlstream-job-launcher", tmp / "sa.kubeconfig")
+    sa = await apply_chart_launcher_rbac(helm_bin, client, ns)
+    cfg = await sa_kubeconfig(kube, client, ns, sa, tmp / "sa.kubeconfig")
     await client.close()
     return ns, cfg
 

@@ -157,3 +157,22 @@ def test_only_complete_or_failed_true_is_terminal() -> None:
     gone = job_update(_job([]), deleted=True)
     assert gone is not None and gone.state == "failed" and "JobDeleted" in (gone.reason or "")
     assert job_update({"metadata": {"annotations": {}}}) is None  # not ours
+
+
+def test_manifest_for_a_dataset_folder(tmp_path: Path) -> None:
+    from rlstream.launch.kubernetes import job_manifest_for_dataset
+
+    (tmp_path / "manifest.json").write_text(
+        json.dumps({"dataset_id": SHA, "method": "dpo", "reward_specs": ["gsm8k"]})
+    )
+    s = _settings(train_backend="openrlhf", train_max_steps=7, k8s_namespace="ml")
+    m = job_manifest_for_dataset(tmp_path, s, agent="maths-bot")
+    args = m["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert m["metadata"]["name"] == job_name(SHA) and m["metadata"]["namespace"] == "ml"
+    for flag, value in (("--method", "dpo"), ("--backend", "openrlhf"), ("--max-steps", "7"),
+                        ("--agent", "maths-bot"), ("--reward-spec", "gsm8k")):  # fmt: skip
+        assert args[args.index(flag) + 1] == value
+    from rlstream.launch import LaunchError, LaunchRequest
+
+    with pytest.raises(LaunchError, match="not a curated dataset"):
+        LaunchRequest.from_dataset(tmp_path / "missing")

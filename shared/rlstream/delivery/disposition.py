@@ -106,7 +106,12 @@ def disposition(exc: BaseException) -> Disposition:
     if isinstance(exc, InputError):
         return Disposition(Action.DLQ, exc.code, message)
     if isinstance(exc, ValidationError):
-        bad_json = any(e.get("type") == "json_invalid" for e in exc.errors())
+        errors = exc.errors(include_input=False, include_url=False)
+        bad_json = any(e.get("type") == "json_invalid" for e in errors)
+        # why: pydantic's str() quotes the offending input, i.e. raw (PII-bearing) values
+        message = f"{type(exc).__name__}: " + "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in errors[:10]
+        )
         return Disposition(Action.DLQ, "parse_error" if bad_json else "schema_violation", message)
     if isinstance(exc, UnicodeDecodeError) or "JSONDecodeError" in names:
         return Disposition(Action.DLQ, "parse_error", message)

@@ -15,6 +15,7 @@ from typing import Any, Generic, TypeVar
 
 from aiokafka import AIOKafkaProducer
 
+from rlstream.delivery.sizing import FRAMING_BYTES
 from rlstream.observability.metrics import PUBLISHED
 
 R = TypeVar("R")
@@ -68,6 +69,9 @@ class Outbox(Generic[R]):
 
     producer: AIOKafkaProducer
     service: str
+    #: topic -> max.message.bytes (see :mod:`rlstream.delivery.sizing`); a record over its
+    #: topic's limit fails here, per record, without reaching the broker
+    limits: dict[str, int] = field(default_factory=dict)
     _pending: list[_Out[R]] = field(default_factory=list)
     _parts: dict[str, tuple[list[int], list[int]]] = field(default_factory=dict)
 
@@ -84,8 +88,11 @@ class Outbox(Generic[R]):
     async def flush(self) -> list[tuple[R | None, BaseException]]:
         """Send everything added; return (ref, error) for each record that failed."""
         pending, self._pending = self._pending, []
+        oversized: list[tuple[R | None, BaseException]] = []
+        if self.limits:
+            pending, oversized = self._within_limits(pending)
         if not pending:
-            return []
+            return oversized
         prod = self.producer
         by_part: dict[tuple[str, int], list[_Out[R]]] = {}
         for topic in {o.topic for o in pending}:
@@ -119,7 +126,24 @@ class Outbox(Generic[R]):
                 failures += await self._one_by_one(chunk, counts)
         for topic, n in counts.items():
             PUBLISHED.labels(self.service, topic).inc(n)
-        return failures
+        return oversized + failures
+
+    def _within_limits(
+        self, pending: list[_Out[R]]
+    ) -> tuple[list[_Out[R]], list[tuple[R | None, BaseException]]]:
+        from aiokafka.errors import RecordTooLargeError
+
+        ok: list[_Out[R]] = []
+        bad: list[tuple[R | None, BaseException]] = []
+        for o in pending:
+            limit = self.limits.get(o.topic)
+            size = len(o.value) + len(o.key or b"") + sum(len(k) + len(v) for k, v in o.headers)
+            if limit is not None and size + FRAMING_BYTES > limit:
+                err = RecordTooLargeError(f"{size} bytes > {o.topic} max.message.bytes {limit}")
+                bad.append((o.ref, err))
+            else:
+                ok.append(o)
+        return ok, bad
 
     def _partition(self, topic: str, key: bytes | None) -> int:
         """aiokafka's own partitioner, with the partition lists read once per topic and

@@ -18,9 +18,11 @@ from typing import Any
 from aiokafka import AIOKafkaProducer, TopicPartition
 
 from rlstream.delivery.batch import Rejected
-from rlstream.delivery.disposition import Action, RetryBatch, disposition
-from rlstream.delivery.dlq import RecordLike, build_dlq_record, dlq_message
+from rlstream.delivery.disposition import Action, Disposition, RetryBatch, disposition
+from rlstream.delivery.dlq import DLQ_PAYLOAD_MAX, RecordLike, build_dlq_record, dlq_message
 from rlstream.delivery.outbox import Outbox
+from rlstream.delivery.progress import Progress
+from rlstream.delivery.wire import unreadable_reason
 from rlstream.observability.health import Health
 from rlstream.observability.logs import bound
 from rlstream.observability.metrics import (
@@ -30,11 +32,36 @@ from rlstream.observability.metrics import (
     DEAD_LETTERED,
     HANDLER_SECONDS,
     RETRIES,
+    UNREADABLE,
 )
 
 log = logging.getLogger("rlstream.delivery")
 
 Handler = Callable[[Sequence[Any]], Awaitable[list[Rejected]]]
+
+#: errors after which an idempotent producer cannot send to the partition again until it
+#: is replaced (its sequence numbers no longer match the broker's)
+_PRODUCER_BROKEN = frozenset(
+    {
+        "OutOfOrderSequenceNumber",
+        "OutOfOrderSequenceNumberError",
+        "UnknownProducerIdError",
+        "InvalidProducerEpochError",
+        "ProducerFenced",
+        "InvalidProducerIdMappingError",
+        "DuplicateSequenceNumber",
+    }
+)
+
+
+def producer_broken(exc: BaseException | None) -> bool:
+    seen = 0
+    while exc is not None and seen < 5:
+        if {c.__name__ for c in type(exc).__mro__} & _PRODUCER_BROKEN:
+            return True
+        exc = getattr(exc, "cause", None) or exc.__cause__
+        seen += 1
+    return False
 
 
 class BatchRunner:
@@ -51,35 +78,54 @@ class BatchRunner:
         self.service = service
         self.health = health
         self.producer: AIOKafkaProducer | None = None
+        #: replaces a producer whose idempotence state broke (set by the Runtime)
+        self.renew_producer: Callable[[], Awaitable[None]] | None = None
+        self.dlq_payload_max = DLQ_PAYLOAD_MAX
+        #: topic -> max.message.bytes, read from the broker at startup
+        self.limits: dict[str, int] = {}
         self.base_backoff_s = base_backoff_s
         self.max_backoff_s = max_backoff_s
+        self.progress = Progress(service)
         self._failures = 0
 
     def outbox(self) -> Outbox[Any]:
         if self.producer is None:
             raise RuntimeError("BatchRunner.producer is not started")
-        return Outbox(self.producer, self.service)
+        return Outbox(self.producer, self.service, self.limits)
 
     async def dead_letter(self, rejected: list[Rejected]) -> None:
         """Publish DLQ records and wait for the broker; a failure here means retry."""
         if not rejected:
             return
-        box = self.outbox()
+        box: Outbox[Rejected] = self.outbox()
         for rej in rejected:
-            entry = build_dlq_record(rej.record, rej.verdict, rej.error, self.service)
+            entry = build_dlq_record(
+                rej.record, rej.verdict, rej.error, self.service, self.dlq_payload_max
+            )
             topic, key, value, headers = dlq_message(rej.record, entry)
-            await box.add(topic, key, value, headers)
+            await box.add(topic, key, value, headers, ref=rej)
             DEAD_LETTERED.labels(self.service, rej.record.topic, rej.verdict.code).inc()
             with bound(
                 correlation_id=f"{rej.record.topic}/{rej.record.partition}/{rej.record.offset}"
             ):
                 log.warning(
                     "dead-lettered",
-                    extra={"reason": rej.verdict.code, "error": rej.verdict.reason[:500]},
+                    extra={"reason": rej.verdict.code, "error": entry.error_message[:500]},
                 )
         failures = await box.flush()
+        # a dead letter the broker refuses for good (it cannot get smaller than its cap, so
+        # only a misconfigured topic does this): send it once more without the payload,
+        # which always fits, rather than retrying the batch forever
+        refused = [(r, e) for r, e in failures if r is not None and _deterministic(e)]
+        for rej, _ in refused:
+            entry = build_dlq_record(rej.record, rej.verdict, rej.error, self.service, 0)
+            topic, key, value, headers = dlq_message(rej.record, entry)
+            await box.add(topic, key, value, headers, ref=rej)
+        failures = [f for f in failures if f not in refused] + await box.flush()
         if failures:
+            self.progress.dlq_failing = f"DLQ unpublishable: {failures[0][1]!r}"[:300]
             raise RetryBatch(failures[0][1], "dlq_publish_failed")
+        self.progress.dlq_failing = None
 
     async def run(self, message: Any, handle: Handler) -> None:
         raw = message.raw_message
@@ -94,12 +140,17 @@ class BatchRunner:
             CONSUMED.labels(self.service, topic).inc(n)
         BATCH_SIZE.labels(self.service).observe(len(records))
         first = records[0]
+        self.progress.consumer = getattr(message, "consumer", None)
+        self.progress.seen(records)
+        readable, unreadable = split_unreadable(records)
         try:
             with bound(
                 correlation_id=f"{first.topic}/{first.partition}/{first.offset}+{len(records)}"
             ):
-                rejected = await handle(records)
-                await self.dead_letter(rejected)
+                rejected = await handle(readable) if readable else []
+                for u in unreadable:
+                    UNREADABLE.labels(self.service, u.record.topic).inc()
+                await self.dead_letter(unreadable + rejected)
         except Exception as exc:
             code = exc.code if isinstance(exc, RetryBatch) else disposition(exc).code
             if not isinstance(exc, RetryBatch) and disposition(exc).action is not Action.RETRY:
@@ -111,6 +162,7 @@ class BatchRunner:
         except Exception:  # rebalance in progress: the new owner redelivers (idempotent)
             log.warning("offset commit failed; records will be redelivered", exc_info=True)
         self._failures = 0
+        self.progress.committed(records)
         if not self.health.ready:
             self.health.set_ready(True, "")
         HANDLER_SECONDS.labels(self.service).observe(time.perf_counter() - started)
@@ -122,6 +174,12 @@ class BatchRunner:
         if self._failures >= 3:
             self.health.set_ready(False, f"retrying: {code}")
         delay = min(self.max_backoff_s, self.base_backoff_s * 2 ** (self._failures - 1))
+        if producer_broken(exc) and self.renew_producer is not None:
+            log.warning("producer lost its sequence state; replacing it", extra={"code": code})
+            try:
+                await self.renew_producer()
+            except Exception:
+                log.warning("producer replacement failed; will retry", exc_info=True)
         log.warning(
             "batch will be retried",
             extra={
@@ -151,3 +209,24 @@ class BatchRunner:
                 continue
             if hw is not None:
                 CONSUMER_LAG.labels(self.service, topic, str(part)).set(max(0, hw - off - 1))
+
+
+def _deterministic(exc: BaseException) -> bool:
+    return disposition(exc).action is not Action.RETRY and not producer_broken(exc)
+
+
+def split_unreadable(records: Sequence[Any]) -> tuple[list[Any], list[Rejected]]:
+    """Records a service can read, and dead-letter verdicts for those it cannot (a header
+    key that is not UTF-8, or bytes the client library could not parse at all)."""
+    readable: list[Any] = []
+    bad: list[Rejected] = []
+    for r in records:
+        why = unreadable_reason(r.headers)
+        if why is None:
+            readable.append(r)
+        else:
+            where = f"{r.topic}/{r.partition}@{r.offset}"
+            bad.append(
+                Rejected(r, Disposition(Action.DLQ, "unreadable_record", f"{why} at {where}"), None)
+            )
+    return readable, bad

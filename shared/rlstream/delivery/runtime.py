@@ -7,6 +7,8 @@ producer -> service-specific restore -> ready.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from typing import Annotated, Any, Literal
 
@@ -18,6 +20,8 @@ from pydantic import BaseModel, Field, WithJsonSchema
 
 from rlstream.delivery.outbox import make_producer
 from rlstream.delivery.runner import BatchRunner
+from rlstream.delivery.sizing import dlq_payload_cap, topic_limits
+from rlstream.delivery.wire import install_tolerant_fetch, raw_batch_parser
 from rlstream.observability.health import Health
 from rlstream.observability.logs import configure_logging
 from rlstream.settings import Settings
@@ -43,6 +47,23 @@ class ServiceSettings(Settings):
         default="none",
         description="output topics' compression (none measured fastest on one host)",
     )
+    dlq_payload_max_bytes: int = Field(
+        default=256 * 1024,
+        description="most bytes of a rejected value kept in its dead letter (then truncated)",
+    )
+    stall_after_s: float = Field(
+        default=60.0, description="/readyz 503 when a partition has waiting records this long"
+    )
+    busy_after_s: float = Field(
+        default=15.0, description="/readyz 503 when the event loop has not ticked this long"
+    )
+    broker_probe_interval_s: float = 5.0
+    metric_agents: tuple[str, ...] = Field(
+        default=(),
+        description='agents that get their own metric label values (JSON list); others '
+        'are "other" once metric_agents_auto_max distinct agents were seen',
+    )
+    metric_agents_auto_max: int = 20
     profile_path: str | None = Field(
         default=None,
         description="cProfile the process; stats go to <path>.<service>.<pid> at shutdown",
@@ -55,8 +76,12 @@ class ServiceSettings(Settings):
 class Runtime:
     """Started in ``on_startup``, stopped in ``on_shutdown`` of each FastStream app."""
 
-    def __init__(self, service: str, settings: ServiceSettings) -> None:
+    def __init__(
+        self, service: str, settings: ServiceSettings, outputs: tuple[str, ...] = ()
+    ) -> None:
         self.service = service
+        #: contract names of the topics this service publishes to (DLQ included)
+        self.outputs = outputs
         self.settings = settings
         self.health = Health()
         self.runner = BatchRunner(service, self.health)
@@ -65,6 +90,10 @@ class Runtime:
         self.producer: AIOKafkaProducer | None = None
         self.health_port: int | None = None
         self._profiler: Any = None
+        self._probe: asyncio.Task[None] | None = None
+        self.health.busy_after_s = settings.busy_after_s
+        self.runner.progress.stall_after_s = settings.stall_after_s
+        self.health.add_check("progress", self.runner.progress.check)
 
     def topic(self, name: str) -> str:
         """The physical topic for a contract topic name (adds ``topic_prefix``)."""
@@ -94,18 +123,68 @@ class Runtime:
                 namespace=s.redis_namespace,
                 ttl_s=s.redis_idempotency_ttl_s,
             )
-        self.producer = make_producer(
+        self.producer = self._new_producer()
+        await self.producer.start()
+        self.runner.producer = self.producer
+        self.runner.renew_producer = self.renew_producer
+        await self.size_outputs(*self.outputs)
+        log.info("started", extra={"health_port": self.health_port})
+
+    async def size_outputs(self, *topic_names: str) -> None:
+        """Read the output (and DLQ) topics' size limits: records over them are refused
+        before sending, and dead letters are capped to fit (see delivery.sizing)."""
+        from rlstream.events.topics import dlq
+
+        s = self.settings
+        limits = await topic_limits(s.kafka_bootstrap, [self.topic(t) for t in topic_names])
+        self.runner.limits = limits
+        dlq_limits = [v for k, v in limits.items() if k.endswith(dlq(""))]
+        if dlq_limits:
+            self.runner.dlq_payload_max = dlq_payload_cap(min(dlq_limits), s.dlq_payload_max_bytes)
+        log.info("output topic limits", extra={"limits": limits})
+        self._probe = asyncio.create_task(self._probe_broker())
+
+    def _new_producer(self) -> AIOKafkaProducer:
+        s = self.settings
+        return make_producer(
             s.kafka_bootstrap,
             f"{s.kafka_client_id}-{self.service}",
             s.max_message_bytes + 65536,
             None if s.producer_compression == "none" else s.producer_compression,
         )
-        await self.producer.start()
-        self.runner.producer = self.producer
-        log.info("started", extra={"health_port": self.health_port})
+
+    async def renew_producer(self) -> None:
+        """Replace the producer (after it lost its idempotence state): a new producer id
+        starts a new sequence, so the partition that refused the old one accepts again."""
+        from rlstream.observability.metrics import PRODUCER_RENEWALS
+
+        old = self.producer
+        new = self._new_producer()
+        await new.start()
+        self.producer = self.runner.producer = new
+        PRODUCER_RENEWALS.labels(self.service).inc()
+        if old is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(old.stop(), 10)
+
+    async def _probe_broker(self) -> None:
+        """Keep ``progress.broker_error`` true: /readyz is 503 while no broker answers."""
+        while True:
+            prod = self.producer
+            if prod is not None:
+                try:
+                    await asyncio.wait_for(prod.client.fetch_all_metadata(), 10)
+                    self.runner.progress.broker_error = None
+                except Exception as exc:
+                    self.runner.progress.broker_error = f"broker unreachable: {exc!r}"[:300]
+            await asyncio.sleep(self.settings.broker_probe_interval_s)
 
     async def stop(self) -> None:
         self.health.set_ready(False, "stopping")
+        if self._probe is not None:
+            self._probe.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._probe
         if self.producer is not None:
             await self.producer.stop()
         if self.redis is not None and hasattr(self.redis, "close"):
@@ -135,6 +214,8 @@ def subscriber_kwargs(settings: ServiceSettings, service: str) -> dict[str, Any]
         "session_timeout_ms": settings.session_timeout_ms,
         "heartbeat_interval_ms": max(1000, settings.session_timeout_ms // 3),
         "max_partition_fetch_bytes": max(1 << 20, settings.max_message_bytes + 65536),
+        # headers stay bytes: FastStream's own parser decodes them and fails the batch
+        "parser": raw_batch_parser,
     }
 
 
@@ -170,6 +251,7 @@ def kafka_app(
 ) -> tuple[KafkaBroker, FastStream]:
     """The (KafkaBroker, FastStream) pair every service module declares, built one way."""
     logger = logging.getLogger("rlstream.faststream")
+    install_tolerant_fetch()
     broker = KafkaBroker(
         settings.kafka_bootstrap,
         client_id=f"{settings.kafka_client_id}-{service}",

@@ -99,10 +99,14 @@ class DatasetReleased(_Event):
 
 
 class DLQRecord(_Event):
-    """What a service could not accept, with everything needed to replay it.
+    """What a service could not accept, with what is needed to find and replay it.
 
-    ``value_b64`` is the original value byte for byte (base64), headers likewise; the
-    error fields say why it was rejected, the source fields where it came from.
+    ``value_b64`` is the original value byte for byte (base64), headers likewise, unless
+    ``value_redacted`` (PII was found and replaced: the stored value is the redacted one) or
+    ``value_truncated`` (the value was cut to the DLQ's payload cap so that the dead letter
+    itself is always publishable). ``value_sha256`` and ``value_bytes`` always describe the
+    original value. A key holding PII is replaced by its stable hash. The error fields say
+    why it was rejected, the source fields where it came from.
     """
 
     topic: str
@@ -117,6 +121,10 @@ class DLQRecord(_Event):
     error_message: str
     service: str
     failed_at: datetime = Field(default_factory=_now)
+    value_sha256: str | None = None
+    value_bytes: int | None = None
+    value_redacted: bool = False
+    value_truncated: bool = False
 
     def original_value(self) -> bytes:
         return base64.b64decode(self.value_b64)

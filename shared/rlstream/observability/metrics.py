@@ -45,3 +45,49 @@ DATASETS_RELEASED = Counter(
 OPEN_CONVERSATIONS = Gauge(
     "rlstream_open_conversations", "Turn-delta conversations being assembled", ["service"]
 )
+UNREADABLE = Counter(
+    "rlstream_unreadable_records_total",
+    "Records the client could not read as sent (header key not UTF-8, corrupt bytes): "
+    "dead-lettered and skipped. Alarm on any increase.",
+    ["service", "topic"],
+)
+STALLED_PARTITIONS = Gauge(
+    "rlstream_stalled_partitions",
+    "Partitions with waiting records and no commit for the stall window",
+    ["service"],
+)
+PRODUCER_RENEWALS = Counter(
+    "rlstream_producer_renewals_total",
+    "Producers replaced after losing their idempotence (sequence) state",
+    ["service"],
+)
+
+
+class BoundedLabel:
+    """Label values from a fixed set, so /metrics cannot grow with hostile input.
+
+    A value in ``allowed`` (configuration) is its own label; otherwise, while fewer than
+    ``auto_max`` values were admitted, a new value that holds no PII is admitted too (so a
+    small deployment needs no configuration); everything else is ``other``. 3,000 agent
+    names grew the curator's /metrics from 3 KB to 814 KB before this.
+    """
+
+    OTHER = "other"
+
+    def __init__(self, allowed: tuple[str, ...] = (), auto_max: int = 20) -> None:
+        self.allowed = frozenset(allowed)
+        self.auto_max = auto_max
+        self._auto: set[str] = set()
+
+    def __call__(self, value: str | None) -> str:
+        if value is None:
+            return self.OTHER
+        if value in self.allowed or value in self._auto:
+            return value
+        if len(self._auto) < self.auto_max and len(value) <= 64:
+            from rlstream.pii.fields import has_pii
+
+            if not has_pii(value):
+                self._auto.add(value)
+                return value
+        return self.OTHER

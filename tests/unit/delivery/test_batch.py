@@ -81,4 +81,5 @@ def test_dlq_record_and_message() -> None:
     topic, key, value, headers = dlq_message(rec, entry)
     assert topic == "rlstream.conversations.raw.dlq" and key == b"k"
     assert DLQRecord.model_validate_json(value).original_value() == b"\x00raw bytes"
-    assert ("x-rlstream-error-code", b"handler_error") in headers and ("h", b"v") in headers
+    assert ("x-rlstream-error-code", b"handler_error") in headers
+    assert entry.value_bytes == 10 and not entry.value_truncated and not entry.value_redacted

@@ -29,7 +29,7 @@ from rlstream.services.curator.settings import CuratorSettings
 
 SERVICE = "curator"
 settings = CuratorSettings()
-rt = Runtime(SERVICE, settings)
+rt = Runtime(SERVICE, settings, (topics.DATASETS, topics.dlq(topics.SCORED)))
 broker, app = kafka_app(
     SERVICE,
     settings,

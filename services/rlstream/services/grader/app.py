@@ -22,7 +22,7 @@ from rlstream.transcript import Transcript
 
 SERVICE = "grader"
 settings = GraderSettings()
-rt = Runtime(SERVICE, settings)
+rt = Runtime(SERVICE, settings, (topics.SCORED, topics.dlq(topics.TRANSCRIPTS)))
 broker, app = kafka_app(
     SERVICE, settings, "Canonical transcripts -> graded rollouts (per-agent reward specs)."
 )

@@ -29,7 +29,7 @@ from rlstream.transcript import Transcript
 
 SERVICE = "ingest"
 settings = IngestSettings()
-rt = Runtime(SERVICE, settings)
+rt = Runtime(SERVICE, settings, (topics.TRANSCRIPTS, topics.dlq(topics.CONVERSATIONS_RAW)))
 log = logging.getLogger("rlstream.services.ingest")
 
 broker, app = kafka_app(

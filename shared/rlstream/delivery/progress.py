@@ -1,0 +1,72 @@
+"""Is the service making progress? The facts /readyz reports, kept by the batch runner.
+
+A partition is *stalled* when records are waiting on it (its high watermark is past the
+last offset this service committed) and nothing was committed on it for ``stall_after_s``.
+That covers a batch retried forever, a consumer task that keeps restarting and a fetch
+that keeps failing: each looked healthy before, because nothing failed loudly.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiokafka import TopicPartition
+
+from rlstream.observability.metrics import STALLED_PARTITIONS
+
+
+@dataclass
+class Progress:
+    service: str = ""
+    stall_after_s: float = 60.0
+    consumer: Any = None
+    dlq_failing: str | None = None
+    broker_error: str | None = None
+    #: (topic, partition) -> (next offset to commit, monotonic time it last moved)
+    _committed: dict[tuple[str, int], tuple[int, float]] = field(default_factory=dict)
+
+    def seen(self, records: Sequence[Any]) -> None:
+        now = time.monotonic()
+        for r in records:
+            self._committed.setdefault((r.topic, r.partition), (r.offset, now))
+
+    def committed(self, records: Sequence[Any]) -> None:
+        now = time.monotonic()
+        for r in records:
+            tp = (r.topic, r.partition)
+            prev = self._committed.get(tp)
+            if prev is None or r.offset + 1 > prev[0]:
+                self._committed[tp] = (r.offset + 1, now)
+
+    def stalled(self) -> list[str]:
+        """``topic/partition`` for every partition with waiting records and no progress."""
+        consumer = self.consumer
+        if consumer is None:
+            return []
+        now = time.monotonic()
+        out: list[str] = []
+        for (topic, part), (offset, at) in list(self._committed.items()):
+            if now - at < self.stall_after_s:
+                continue
+            try:
+                hw = consumer.highwater(TopicPartition(topic, part))
+            except Exception:
+                continue
+            if hw is not None and hw > offset:
+                out.append(f"{topic}/{part}")
+        STALLED_PARTITIONS.labels(self.service).set(len(out))
+        return out
+
+    def check(self) -> str | None:
+        """Why this service cannot make progress, or None (a Health check)."""
+        if self.broker_error:
+            return self.broker_error
+        if self.dlq_failing:
+            return self.dlq_failing
+        stalled = self.stalled()
+        if stalled:
+            return f"partition stalled: {', '.join(stalled[:5])}"
+        return None

@@ -1,0 +1,194 @@
+"""The per-field PII policy for everything that is not message text (see docs/pii.md).
+
+Free text is redacted to placeholders by :class:`rlstream.pii.redact.Redactor`. The fields
+here are identifiers and names that systems key on, so each gets the treatment that keeps
+it useful:
+
+* **hash** (``pii-<blake2b>``): identifiers other things join or partition on
+  (``conversation_id``, tool-call ids, ``agent``, ``model``, ``agent_version``, message
+  ``name``, DLQ keys). A value without PII stays as is; one with PII becomes a stable
+  hash, so equal inputs still match and nothing readable is left.
+* **redact keys**: dict keys of ``metadata``/``outcome``/``label``/tool arguments are run
+  through the same detectors as text (values already are).
+* **bounded labels**: Prometheus label values come from an allow-list, else ``other``
+  (:func:`rlstream.observability.metrics.label`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from rlstream.formats._fast import replaced
+from rlstream.pii.detectors import find_spans
+from rlstream.pii.redact import Redactor, pii_free_id
+from rlstream.transcript.model import Message, ToolCall, Transcript
+
+#: how much of a non-JSON payload is scanned and kept (the DLQ caps it again)
+_TEXT_MAX = 4 << 20
+
+
+_SEP = re.compile(r"[-_:/|.]")
+_GLUE = re.compile(r"[-_:/|]")
+
+
+def has_pii(value: str) -> bool:
+    """PII anywhere in an identifier-like string.
+
+    Detectors refuse matches glued to word characters or dashes (``v-123-45-6789``,
+    ``jane@example.com-0``) to spare prose; identifiers are glued by design, so the value is
+    also checked with separators as spaces and from just after each separator.
+    """
+    if find_spans(value):
+        return True
+    if len(value) < 7 or not _SEP.search(value):
+        return False
+    if find_spans(_GLUE.sub(" ", value)):
+        return True
+    return any(find_spans(value[m.end() :]) for m in list(_SEP.finditer(value))[:16])
+
+
+def safe_id(value: str | None) -> str | None:
+    """An identifier as is if it holds no PII, else its stable hash."""
+    if value is None or not has_pii(value):
+        return value
+    return pii_free_id(value)
+
+
+def redact_deep(value: Any, r: Redactor) -> Any:
+    """Redact string values (by content and key) and dict keys (by content)."""
+    v = r.value(value)
+    return _keys(v, r)
+
+
+_ID_LIKE_MAX = 256
+
+
+def _clean_str(s: str, r: Redactor) -> str:
+    """A key or short value: detector hits become placeholders; PII glued to an
+    identifier (``user-jane@x.com``), which the text detectors spare, becomes a hash."""
+    if len(s) < 7:
+        return s
+    red = r.text(s)
+    if len(red) <= _ID_LIKE_MAX and has_pii(red):
+        return pii_free_id(s)
+    return red
+
+
+def _keys(v: Any, r: Redactor) -> Any:
+    if isinstance(v, dict):
+        out: dict[Any, Any] = {}
+        changed = False
+        for k, item in v.items():
+            nk = _clean_str(k, r) if isinstance(k, str) else k
+            while nk != k and nk in out:
+                nk = nk + "_"
+            new = _keys(item, r)
+            changed |= nk is not k or new is not item
+            out[nk] = new
+        return out if changed else v
+    if isinstance(v, list | tuple):
+        items = [_keys(i, r) for i in v]
+        if all(a is b for a, b in zip(items, v, strict=True)):
+            return v
+        return items
+    if isinstance(v, str) and len(v) <= _ID_LIKE_MAX:
+        new_s = _clean_str(v, r)
+        return v if new_s == v else new_s
+    return v
+
+
+def redact_payload(data: bytes) -> tuple[bytes, bool]:
+    """Raw bytes (a rejected record) with PII removed: (bytes, whether anything changed).
+
+    JSON is redacted value by value and key by key and re-encoded; anything else is read as
+    UTF-8 (undecodable bytes replaced) and redacted as text.
+    """
+    import orjson
+
+    r = Redactor()
+    try:
+        parsed = orjson.loads(data)
+    except (orjson.JSONDecodeError, RecursionError):
+        parsed = None
+    else:
+        new = redact_deep(parsed, r)
+        if new is parsed:
+            return data, False
+        try:
+            return orjson.dumps(new), True
+        except (TypeError, orjson.JSONEncodeError):
+            pass
+    text = data[:_TEXT_MAX].decode("utf-8", "replace")
+    red = r.text(text)
+    if red == text and len(data) <= _TEXT_MAX:
+        try:
+            data.decode("utf-8")
+            return data, False
+        except UnicodeDecodeError:
+            pass
+    return red.encode("utf-8", "replace"), True
+
+
+def redact_str(s: str) -> str:
+    return Redactor().text(s)
+
+
+_ID_FIELDS = ("conversation_id", "agent", "model", "agent_version", "policy_version", "task_key")
+_KEYED_FIELDS = ("metadata", "outcome", "label")
+
+
+def redact_fields(t: Transcript, r: Redactor | None = None) -> Transcript:
+    """Apply the per-field policy to a transcript whose text is already redacted:
+    identifiers and names with PII become stable hashes, dict keys are redacted."""
+    r = r if r is not None else Redactor()
+    upd: dict[str, Any] = {}
+    for name in _ID_FIELDS:
+        v = getattr(t, name)
+        s = safe_id(v)
+        if s != v:
+            upd[name] = s
+    for name in _KEYED_FIELDS:
+        v = getattr(t, name)
+        new = _keys(v, r)
+        if new is not v:
+            upd[name] = new
+    messages = tuple(_message(m, r) for m in t.messages)
+    if any(a is not b for a, b in zip(messages, t.messages, strict=True)):
+        upd["messages"] = messages
+    return replaced(t, upd) if upd else t
+
+
+def _message(m: Message, r: Redactor) -> Message:
+    upd: dict[str, Any] = {}
+    for name in ("name", "tool_call_id"):
+        v = getattr(m, name)
+        s = safe_id(v)
+        if s != v:
+            upd[name] = s
+    extra = _keys(m.extra, r)
+    if extra is not m.extra:
+        upd["extra"] = extra
+    calls = tuple(_call(c, r) for c in m.tool_calls)
+    if any(a is not b for a, b in zip(calls, m.tool_calls, strict=True)):
+        upd["tool_calls"] = calls
+    return replaced(m, upd) if upd else m
+
+
+def _call(c: ToolCall, r: Redactor) -> ToolCall:
+    upd: dict[str, Any] = {}
+    for name in ("id", "name", "type"):
+        v = getattr(c, name)
+        s = safe_id(v)
+        if s != v:
+            upd[name] = s
+    for name in ("arguments", "extra"):
+        v = getattr(c, name)
+        new = _keys(v, r)
+        if new is not v:
+            upd[name] = new
+    if "arguments" in upd and c.raw_arguments is not None:
+        import orjson
+
+        upd["raw_arguments"] = orjson.dumps(upd["arguments"]).decode()
+    return replaced(c, upd) if upd else c

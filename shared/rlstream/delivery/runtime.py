@@ -60,7 +60,7 @@ class ServiceSettings(Settings):
     broker_probe_interval_s: float = 5.0
     metric_agents: tuple[str, ...] = Field(
         default=(),
-        description='agents that get their own metric label values (JSON list); others '
+        description="agents that get their own metric label values (JSON list); others "
         'are "other" once metric_agents_auto_max distinct agents were seen',
     )
     metric_agents_auto_max: int = 20

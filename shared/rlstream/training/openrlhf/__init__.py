@@ -1,8 +1,9 @@
 """OpenRLHF backend: a fail-closed adapter for exactly one pinned release (pin.py).
 
 It never imports OpenRLHF (CUDA-only): it checks an argv against the flag manifest
-extracted from the release's source, writes the prompt JSONL and a total, hash-pinned
-reward file, and runs ``python3 -m openrlhf.cli.train_ppo_ray`` in the GPU image.
+extracted from the release's source for the CLI it runs (GRPO: ``python3 -m
+openrlhf.cli.train_ppo_ray``, with a prompt JSONL and a total, hash-pinned reward file;
+SFT/DPO: ``deepspeed --module openrlhf.cli.train_sft|train_dpo``) in the GPU image.
 """
 
 from rlstream.training.openrlhf.backend import OpenRLHFBackend

@@ -66,11 +66,11 @@ class RunPaths:
     checkpoints: Path
 
 
-def _num(value: float) -> str:
+def num(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
-def _resolved(value: float | None, name: str) -> float:
+def resolved(value: float | None, name: str) -> float:
     """learning_rate / beta must be resolved (the method's default) before the argv."""
     if value is None:
         raise ConfigError(f"{name} is not resolved for the openrlhf argv")
@@ -82,7 +82,7 @@ def _kl(beta: float) -> list[str]:
     if beta == 0:
         return ["--algo.kl.init_coef", "0"]
     return [
-        *("--algo.kl.init_coef", _num(beta), "--algo.kl.use_loss"),
+        *("--algo.kl.init_coef", num(beta), "--algo.kl.use_loss"),
         *("--algo.kl.estimator", "k3"),
         *("--ref.num_nodes", "1", "--ref.num_gpus_per_node", "1"),
     ]
@@ -107,14 +107,14 @@ def base_args(model: str, config: GrpoConfig, rows: int, paths: RunPaths) -> lis
         *("--train.num_episodes", str(episodes)),
         *("--train.max_epochs", "1"),
         *("--rollout.max_new_tokens", str(config.max_new_tokens)),
-        *("--rollout.temperature", _num(config.temperature)),
+        *("--rollout.temperature", num(config.temperature)),
         *("--data.max_len", str(config.max_length)),
-        *("--actor.adam.lr", _num(_resolved(config.learning_rate, "learning_rate"))),
+        *("--actor.adam.lr", num(resolved(config.learning_rate, "learning_rate"))),
         *("--ds.lora.rank", str(config.lora_rank)),
         *("--ds.lora.alpha", str(config.lora_alpha)),
-        *("--ds.lora.dropout", _num(config.lora_dropout)),
+        *("--ds.lora.dropout", num(config.lora_dropout)),
         *("--train.seed", str(config.seed)),
-        *_kl(_resolved(config.beta, "beta")),
+        *_kl(resolved(config.beta, "beta")),
         *("--actor.num_nodes", "1", "--actor.num_gpus_per_node", "1"),
         *("--vllm.num_engines", "1", "--vllm.tensor_parallel_size", "1"),
         *("--vllm.gpu_memory_utilization", "0.5"),

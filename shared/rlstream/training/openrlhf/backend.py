@@ -1,4 +1,5 @@
-"""``OpenRLHFBackend``: the Backend protocol over the pinned OpenRLHF CLI.
+"""``OpenRLHFBackend``: the Backend protocol over the pinned OpenRLHF CLIs (GRPO through
+``train_ppo_ray``; SFT and DPO through ``train_sft`` / ``train_dpo`` under DeepSpeed).
 
 ``plan`` needs nothing but the dataset (``rlstream train --backend openrlhf --dry-run``
 works on a laptop). ``train`` fails closed: without the pinned openrlhf installed (it
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -20,22 +22,27 @@ from typing import Any
 
 import orjson
 
+from rlstream.curation.writer import verify_dataset
 from rlstream.errors import ConfigError
-from rlstream.training.config import Progress, RunResult, TrainConfig, TrainPlan
+from rlstream.training.config import Progress, RunResult, TrainConfig, TrainMethod, TrainPlan
 from rlstream.training.openrlhf import reward_file
 from rlstream.training.openrlhf.pin import OPENRLHF_VERSION, check_installed
-from rlstream.training.openrlhf.prepare import PROMPTS_FILE, WORK_DIR, Prepared, prepare
+from rlstream.training.openrlhf.prepare import WORK_DIR, Prepared, prepare
 
-#: GRPO's learning rate and KL strength when the config leaves them to the method
-#: (the builtin backend's GRPO defaults: a LoRA-sized rate, no reference model)
-GRPO_DEFAULTS = {"learning_rate": 5e-5, "beta": 0.0}
+#: learning rate and KL strength when the config leaves them to the method (the same
+#: per-method defaults as the builtin backend: LoRA-sized rates; DPO's beta; no GRPO KL)
+METHOD_DEFAULTS: dict[str, dict[str, float]] = {
+    "sft": {"learning_rate": 5e-4, "beta": 0.0},
+    "dpo": {"learning_rate": 5e-5, "beta": 0.1},
+    "grpo": {"learning_rate": 5e-5, "beta": 0.0},
+}
 PLAN_FILE = "plan.json"
 LOG_FILE = "train.log"
 METRICS_FILE = "metrics.json"
 
 
 class OpenRLHFBackend:
-    """GRPO through ``python3 -m openrlhf.cli.train_ppo_ray``, for one pinned release."""
+    """OpenRLHF's own CLIs, for one pinned release."""
 
     name = "openrlhf"
 
@@ -48,33 +55,37 @@ class OpenRLHFBackend:
         if config.device == "cpu":
             raise ConfigError("the openrlhf backend needs CUDA GPUs; use --backend builtin on CPU")
         check_installed(required=False)  # a different installed release is refused even here
-        unset = {k: v for k, v in GRPO_DEFAULTS.items() if getattr(config, k) is None}
+        method = str(config.method)
+        if method == "auto":  # rlstream.training.train resolves it; a direct call may not
+            method = verify_dataset(dataset_dir).method
+        defaults = METHOD_DEFAULTS.get(method, {})
+        unset = {k: v for k, v in defaults.items() if getattr(config, k) is None}
         resolved = config.model_copy(update=unset)
         # the command runs in output_dir: every path in its argv is absolute
         local = Path(base_model)
         model = str(local.absolute()) if local.exists() else str(base_model)
-        return prepare(dataset_dir, model, config.method, resolved, output_dir.absolute())
+        return prepare(dataset_dir, model, method, resolved, output_dir.absolute())
 
     def plan(
         self, dataset_dir: Path, base_model: str | Path, config: TrainConfig, output_dir: Path
     ) -> TrainPlan:
-        """The command and the reward file; the prompt file by path, row count and sha256."""
+        """The command and the files it writes (GRPO: the reward file; the prompt file by
+        path, row count and sha256)."""
         p = self._prepare(dataset_dir, base_model, config, output_dir)
-        reward = next(d for path, d in p.files.items() if path.name == reward_file.FILE_NAME)
+        files = {
+            f"{WORK_DIR}/{path.name}": data.decode()
+            for path, data in p.files.items()
+            if path.name == reward_file.FILE_NAME
+        }
         return TrainPlan(
             backend=self.name,
-            method="grpo",
+            method=_method(p.method),
             base_model=str(base_model),
             dataset_dir=str(dataset_dir),
             output_dir=str(output_dir),
             argv=tuple(p.argv),
-            files={f"{WORK_DIR}/{reward_file.FILE_NAME}": reward.decode()},
-            summary={
-                **p.summary,
-                "files_sha256": p.sha256,
-                "argv_sha256": p.argv_sha256,
-                "prompts_file": f"{WORK_DIR}/{PROMPTS_FILE}",
-            },
+            files=files,
+            summary={**p.summary, "files_sha256": p.sha256, "argv_sha256": p.argv_sha256},
         )
 
     def train(
@@ -87,9 +98,10 @@ class OpenRLHFBackend:
     ) -> RunResult:
         check_installed(required=True)
         p = self._prepare(dataset_dir, base_model, config, output_dir)
+        exe = launcher(p.argv[0])
         write_planned(p, output_dir)
         started = time.monotonic()
-        code, tail = run_logged([sys.executable, *p.argv[1:]], output_dir)
+        code, tail = run_logged([exe, *p.argv[1:]], output_dir)
         wall = round(time.monotonic() - started, 3)
         adapter = output_dir / "adapter"
         saved = adapter.is_dir() and any(adapter.glob("adapter_model.*"))
@@ -116,7 +128,7 @@ class OpenRLHFBackend:
             run_id=output_dir.name,
             status="succeeded" if ok else "failed",
             backend=self.name,
-            method="grpo",
+            method=_method(p.method),
             output_dir=str(output_dir),
             adapter_dir=str(adapter) if ok else None,
             steps=p.steps if ok else 0,
@@ -125,18 +137,40 @@ class OpenRLHFBackend:
         )
 
 
+def _method(method: str) -> TrainMethod:
+    if method not in ("sft", "dpo", "grpo"):
+        raise ConfigError(f"unknown method {method!r}")
+    return method  # type: ignore[return-value]
+
+
+def launcher(planned: str) -> str:
+    """The planned ``python3`` / ``deepspeed`` as this environment's own executables."""
+    if planned == "python3":
+        return sys.executable
+    beside = Path(sys.executable).with_name(planned)
+    found = str(beside) if beside.is_file() else shutil.which(planned)
+    if found is None:
+        raise ConfigError(f"the {planned} launcher is not installed here (the GPU image has it)")
+    return found
+
+
 def write_planned(p: Prepared, output_dir: Path) -> None:
-    """Write the planned files and plan.json, then re-read and check every sha256."""
+    """Write the planned files and plan.json, then re-read every input and check its sha256
+    (the reward file, the prompt file, or the dataset file SFT/DPO read)."""
     for path, data in p.files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
     work = output_dir / WORK_DIR
+    work.mkdir(parents=True, exist_ok=True)
     record = {"argv": p.argv, "argv_sha256": p.argv_sha256, "sha256": p.sha256, **p.summary}
     (work / PLAN_FILE).write_bytes(orjson.dumps(record, option=orjson.OPT_INDENT_2))
-    reward_file.verify(work / reward_file.FILE_NAME, p.sha256[reward_file.FILE_NAME])
-    got = hashlib.sha256((work / PROMPTS_FILE).read_bytes()).hexdigest()
-    if got != p.sha256[PROMPTS_FILE]:
-        raise ConfigError(f"{work / PROMPTS_FILE}: sha256 {got} is not the planned one")
+    for path, digest in p.inputs.items():
+        if path.name == reward_file.FILE_NAME:
+            reward_file.verify(path, digest)
+            continue
+        got = hashlib.sha256(path.read_bytes()).hexdigest()
+        if got != digest:
+            raise ConfigError(f"{path}: sha256 {got} is not the planned {digest}")
 
 
 def run_logged(argv: list[str], output_dir: Path) -> tuple[int, str]:

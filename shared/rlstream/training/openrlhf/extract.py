@@ -22,6 +22,13 @@ from rlstream.errors import ConfigError
 
 #: the CLI module that ``python3 -m openrlhf.cli.train_ppo_ray`` runs
 PPO_MODULE = "openrlhf/cli/train_ppo_ray.py"
+
+
+def module_path(cli: str) -> str:
+    """``train_sft`` -> ``openrlhf/cli/train_sft.py`` (its path inside the wheel)."""
+    return f"openrlhf/cli/{cli}.py"
+
+
 _KEYWORDS = ("dest", "type", "default", "choices", "action", "nargs", "const", "required")
 
 

@@ -18,7 +18,9 @@ from typing import Any
 from rlstream.errors import ConfigError
 from rlstream.training.openrlhf.pin import OPENRLHF_VERSION
 
-MANIFEST_FILE = f"flags_train_ppo_ray_{OPENRLHF_VERSION}.json"
+#: the CLIs the adapter drives: GRPO (train_ppo_ray), SFT and DPO (DeepSpeed)
+PPO, SFT, DPO = "train_ppo_ray", "train_sft", "train_dpo"
+CLIS = (PPO, SFT, DPO)
 _ZERO_ARG = ("store_true", "store_false", "store_const", "count")
 _CONVERT = {"int": int, "float": float, "str": str, None: str}
 
@@ -29,18 +31,24 @@ class FlagError(ConfigError):
     code = "openrlhf_flag"
 
 
+def manifest_file(cli: str) -> str:
+    return f"flags_{cli}_{OPENRLHF_VERSION}.json"
+
+
 @cache
-def load_manifest() -> dict[str, Any]:
-    """The manifest committed next to this module (see tools/openrlhf/extract_flags.py)."""
-    text = resources.files(__package__).joinpath(MANIFEST_FILE).read_text()
+def load_manifest(cli: str = PPO) -> dict[str, Any]:
+    """A CLI's manifest, committed next to this module (tools/openrlhf/extract_flags.py)."""
+    if cli not in CLIS:
+        raise ConfigError(f"no flag manifest for openrlhf.cli.{cli}")
+    text = resources.files(__package__).joinpath(manifest_file(cli)).read_text()
     data: dict[str, Any] = json.loads(text)
     if data.get("openrlhf_version") != OPENRLHF_VERSION:
-        raise ConfigError(f"{MANIFEST_FILE} is for {data.get('openrlhf_version')}")
+        raise ConfigError(f"{manifest_file(cli)} is for {data.get('openrlhf_version')}")
     return data
 
 
-def flags() -> dict[str, dict[str, Any]]:
-    result: dict[str, dict[str, Any]] = load_manifest()["flags"]
+def flags(cli: str = PPO) -> dict[str, dict[str, Any]]:
+    result: dict[str, dict[str, Any]] = load_manifest(cli)["flags"]
     return result
 
 
@@ -65,14 +73,15 @@ def _arity(spec: dict[str, Any]) -> tuple[int, int | None]:
     return {"?": (0, 1), "*": (0, None), "+": (1, None)}[nargs]
 
 
-def _unknown(flag: str, known: dict[str, dict[str, Any]]) -> FlagError:
+def _unknown(flag: str, known: dict[str, dict[str, Any]], cli: str) -> FlagError:
+    what = f"{flag} is not an OpenRLHF {OPENRLHF_VERSION} flag of openrlhf.cli.{cli}"
     matches = sorted(k for k in known if k.startswith(flag))
     if matches:
         return FlagError(
-            f"{flag} is not an OpenRLHF {OPENRLHF_VERSION} flag (argparse would read it as an "
-            f"abbreviation of {', '.join(matches[:3])}); spell the flag in full"
+            f"{what} (argparse would read it as an abbreviation of "
+            f"{', '.join(matches[:3])}); spell the flag in full"
         )
-    return FlagError(f"{flag} is not an OpenRLHF {OPENRLHF_VERSION} flag")
+    return FlagError(what)
 
 
 def _check_value(flag: str, spec: dict[str, Any], value: str) -> Any:
@@ -102,15 +111,16 @@ def split_args(argv: Sequence[str]) -> list[tuple[str, list[str]]]:
     return out
 
 
-def parse_args(argv: Sequence[str]) -> dict[str, Any]:
-    """Validate ``argv`` (without the ``python -m`` part); returns dest -> typed value."""
-    known = flags()
+def parse_args(argv: Sequence[str], cli: str = PPO) -> dict[str, Any]:
+    """Validate ``argv`` (without the launcher part) for ``openrlhf.cli.<cli>``; returns
+    dest -> typed value."""
+    known = flags(cli)
     parsed: dict[str, Any] = {}
     seen: set[str] = set()
     for flag, values in split_args(argv):
         spec = known.get(flag)
         if spec is None or not flag.startswith("--"):
-            raise _unknown(flag, known)
+            raise _unknown(flag, known, cli)
         if flag in seen:
             raise FlagError(f"{flag} is given twice")
         seen.add(flag)
@@ -127,11 +137,11 @@ def parse_args(argv: Sequence[str]) -> dict[str, Any]:
     return parsed
 
 
-def effective(parsed: dict[str, Any], dest: str) -> Any:
+def effective(parsed: dict[str, Any], dest: str, cli: str = PPO) -> Any:
     """The value argparse would give ``dest``: the parsed one, else the manifest default."""
     if dest in parsed:
         return parsed[dest]
-    for spec in flags().values():
+    for spec in flags(cli).values():
         if spec["dest"] == dest:
             return spec["default"]
     raise ConfigError(f"no OpenRLHF flag has dest {dest!r}")

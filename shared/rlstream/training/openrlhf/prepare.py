@@ -1,8 +1,9 @@
 """Everything an OpenRLHF run needs, computed without touching a GPU or OpenRLHF itself.
 
-``prepare`` reads and verifies the dataset, converts grpo.jsonl, renders the reward file,
-builds and checks the argv, and returns them with their sha256s. ``--dry-run`` prints
-this; ``train`` writes it, re-checks the hashes on disk and only then launches.
+``prepare`` reads and verifies the dataset and builds and checks the argv for the method:
+GRPO converts grpo.jsonl and renders the reward file; SFT/DPO read the dataset's own
+file. It returns the argv with every input file's sha256. ``--dry-run`` prints this;
+``train`` writes the files, re-checks every hash on disk and only then launches.
 """
 
 from __future__ import annotations
@@ -10,15 +11,16 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
 from rlstream.curation.writer import verify_dataset
 from rlstream.errors import ConfigError, InputError
-from rlstream.training.openrlhf import reward_file
+from rlstream.training.openrlhf import deepspeed_argv, reward_file
 from rlstream.training.openrlhf.argv import GrpoConfig, RunPaths, build_argv
 from rlstream.training.openrlhf.dataset import convert_grpo
+from rlstream.training.openrlhf.flags import DPO, SFT
 from rlstream.training.openrlhf.pin import OPENRLHF_VERSION
 from rlstream.training.openrlhf.reward_runtime import spec_from_id
 
@@ -33,15 +35,25 @@ class MethodError(ConfigError):
     code = "openrlhf_method"
 
 
+class TrainConfigLike(GrpoConfig, deepspeed_argv.DeepSpeedConfig, Protocol):
+    """TrainConfig as the OpenRLHF adapter reads it."""
+
+
 @dataclass(frozen=True)
 class Prepared:
-    """The argv, the files to write (path -> bytes) and their hashes, and a summary."""
+    """The argv, the files to write (path -> bytes), every file the command reads with its
+    sha256 (checked again right before launch), and a summary."""
 
+    method: str
     argv: list[str]
     files: dict[Path, bytes]
-    sha256: dict[str, str]
+    inputs: dict[Path, str]
     steps: int
     summary: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def sha256(self) -> dict[str, str]:
+        return {path.name: digest for path, digest in self.inputs.items()}
 
     @property
     def argv_sha256(self) -> str:
@@ -49,14 +61,11 @@ class Prepared:
 
 
 def resolve_method(requested: str, recommended: str) -> str:
-    """GRPO only: OpenRLHF's SFT/DPO are separate deepspeed CLIs this adapter does not drive."""
+    """``auto`` follows the dataset's recommendation; grpo, sft and dpo are driven."""
     method = recommended if requested == "auto" else requested
-    if method != "grpo":
+    if method not in ("grpo", SFT.removeprefix("train_"), DPO.removeprefix("train_")):
         how = f"the dataset recommends {method}" if requested == "auto" else f"--method {method}"
-        raise MethodError(
-            f"{how}: the openrlhf backend runs only GRPO (openrlhf.cli.train_ppo_ray); "
-            "use --backend builtin for sft/dpo, or --method grpo"
-        )
+        raise MethodError(f"{how}: the openrlhf backend trains with grpo, sft or dpo")
     return method
 
 
@@ -74,11 +83,40 @@ def _reward_spec(prompts: bytes) -> str:
 
 
 def prepare(
-    dataset_dir: Path, model: str, method: str, config: GrpoConfig, output_dir: Path
+    dataset_dir: Path, model: str, method: str, config: TrainConfigLike, output_dir: Path
 ) -> Prepared:
-    """Plan a GRPO run of ``model`` on ``dataset_dir`` writing into ``output_dir``."""
+    """Plan a run of ``model`` on ``dataset_dir`` writing into ``output_dir``."""
     manifest = verify_dataset(dataset_dir)
-    resolve_method(method, manifest.method)
+    chosen = resolve_method(method, manifest.method)
+    if chosen == "grpo":
+        return _grpo(dataset_dir, manifest.dataset_id, model, config, output_dir)
+    cli = SFT if chosen == "sft" else DPO
+    file = f"{chosen}.jsonl"
+    entry = manifest.files.get(file)
+    if entry is None or entry.rows == 0:
+        raise InputError(f"{dataset_dir}: {file} has no rows to train on")
+    paths = deepspeed_argv.DeepSpeedPaths(
+        data=dataset_dir.absolute() / file,
+        adapter=output_dir / "adapter",
+        checkpoints=output_dir / WORK_DIR / "checkpoints",
+    )
+    argv, steps = deepspeed_argv.build_argv(cli, model, config, entry.rows, paths)
+    summary = {
+        "backend": "openrlhf",
+        "openrlhf_version": OPENRLHF_VERSION,
+        "method": chosen,
+        "dataset_id": manifest.dataset_id,
+        "rows": entry.rows,
+        "planned_steps": steps,
+        "model": model,
+    }
+    return Prepared(chosen, argv, {}, {paths.data: entry.sha256}, steps, summary)
+
+
+def _grpo(
+    dataset_dir: Path, dataset_id: str, model: str, config: GrpoConfig, output_dir: Path
+) -> Prepared:
+    """GRPO: the converted prompt file and the reward file, both written by the run."""
     if config.num_generations < 2:
         raise ConfigError("GRPO needs num_generations >= 2 (OpenRLHF's group_norm baseline)")
     prompts = convert_grpo(dataset_dir / "grpo.jsonl")
@@ -94,22 +132,17 @@ def prepare(
         checkpoints=work / "checkpoints",
     )
     argv, steps = build_argv(model, config, prompts.rows, paths)
-    hashes = {PROMPTS_FILE: prompts.sha256, reward_file.FILE_NAME: reward_file.sha256_of(reward)}
+    hashes = {paths.prompts: prompts.sha256, paths.reward_file: reward_file.sha256_of(reward)}
     summary = {
         "backend": "openrlhf",
         "openrlhf_version": OPENRLHF_VERSION,
         "method": "grpo",
-        "dataset_id": manifest.dataset_id,
+        "dataset_id": dataset_id,
         "prompts": prompts.rows,
         "num_generations": config.num_generations,
         "planned_steps": steps,
         "reward_spec": spec_id,
         "model": model,
     }
-    return Prepared(
-        argv=argv,
-        files={paths.prompts: prompts.data, paths.reward_file: reward},
-        sha256=hashes,
-        steps=steps,
-        summary=summary,
-    )
+    files = {paths.prompts: prompts.data, paths.reward_file: reward}
+    return Prepared("grpo", argv, files, hashes, steps, summary)

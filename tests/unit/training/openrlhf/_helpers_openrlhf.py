@@ -61,6 +61,7 @@ class Cfg:
     max_steps: int = 4
     learning_rate: float = 1e-6
     batch_size: int = 4
+    gradient_accumulation_steps: int = 1
     max_length: int = 1024
     lora_rank: int = 8
     lora_alpha: int = 16

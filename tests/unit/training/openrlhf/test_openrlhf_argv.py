@@ -62,17 +62,73 @@ def test_grpo_argv_golden(maths_dataset: Path, tmp_path: Path) -> None:
     assert plan.summary["reward_spec"].startswith("gsm8k@")
 
 
+def _deepspeed_golden(cli: str) -> list[str]:
+    data = {
+        "train_sft": [
+            *("--data.dataset", "<DS>/sft.jsonl", "--data.input_key", "messages"),
+            *("--data.apply_chat_template", "--data.multiturn"),
+        ],
+        "train_dpo": [
+            *("--data.dataset", "<DS>/dpo.jsonl", "--data.prompt_key", "prompt"),
+            *("--data.chosen_key", "chosen", "--data.rejected_key", "rejected"),
+            "--data.apply_chat_template",
+        ],
+    }[cli]
+    return [
+        "deepspeed", "--num_gpus", "1", "--module", f"openrlhf.cli.{cli}",
+        "--model.model_name_or_path", "/models/base",
+        *data,
+        "--data.max_len", "1024",
+        "--train.micro_batch_size", "4", "--train.batch_size", "8",
+        "--train.max_epochs", "4",
+        "--adam.lr", "1e-06",
+        "--ds.lora.rank", "8", "--ds.lora.alpha", "16", "--ds.lora.dropout", "0",
+        "--train.seed", "7",
+        "--ckpt.output_dir", "<OUT>/adapter", "--ckpt.path", "<OUT>/openrlhf/checkpoints",
+        *(["--model.beta", "0.1"] if cli == "train_dpo" else []),
+    ]  # fmt: skip
+
+
 @pytest.mark.parametrize("method", ["sft", "dpo"])
-def test_sft_and_dpo_are_refused_with_the_backend_to_use(
-    maths_dataset: Path, tmp_path: Path, method: str
+def test_sft_and_dpo_argv_goldens(maths_dataset: Path, tmp_path: Path, method: str) -> None:
+    cfg = Cfg(beta=0.1, gradient_accumulation_steps=2)  # global batch 8 = 4 x 2
+    plan = prepare(maths_dataset, "/models/base", method, cfg, tmp_path)
+    argv = [
+        a.replace(str(tmp_path), "<OUT>").replace(str(maths_dataset), "<DS>") for a in plan.argv
+    ]
+    assert argv == _deepspeed_golden(f"train_{method}")
+    rows = json.loads((maths_dataset / "manifest.json").read_text())["counts"][f"{method}_rows"]
+    assert rows >= 8 and plan.summary["rows"] == rows
+    # 1 step per epoch (rows // 8), so 4 epochs reach max_steps 4
+    assert plan.steps == 4 and plan.files == {}
+    assert plan.inputs == {maths_dataset / f"{method}.jsonl": _sha256(maths_dataset, method)}
+
+
+def _sha256(ds: Path, method: str) -> str:
+    return str(json.loads((ds / "manifest.json").read_text())["files"][f"{method}.jsonl"]["sha256"])
+
+
+@pytest.mark.parametrize(
+    ("method", "cfg", "message"),
+    [
+        ("sft", Cfg(batch_size=64), "rows < --train.batch_size 64: 0 steps"),
+        ("dpo", Cfg(beta=0.1, batch_size=3, backend_args=("--train.batch_size=4",)), "multiple"),
+        ("dpo", Cfg(beta=0.0), "DPO needs --model.beta > 0"),
+        ("sft", Cfg(backend_args=("--actor.adam.lr=1e-5",)), "not an OpenRLHF 0.11.2 flag"),
+        ("sft", Cfg(backend_args=("--adam.l=1e-5",)), "abbreviation of --adam.lr"),
+        ("dpo", Cfg(beta=0.1, backend_args=("--model.ipo=1",)), "abbreviation of --model.ipo_"),
+    ],
+)
+def test_sft_and_dpo_refusals(
+    maths_dataset: Path, tmp_path: Path, method: str, cfg: Cfg, message: str
 ) -> None:
-    with pytest.raises(MethodError, match="use --backend builtin"):
-        prepare(maths_dataset, "/models/base", method, Cfg(), tmp_path)
+    with pytest.raises(FlagError, match=message):
+        prepare(maths_dataset, "/m", method, cfg, tmp_path)
 
 
-def test_auto_on_an_sft_dataset_is_refused(tmp_path: Path) -> None:
-    ds = write_maths_dataset(tmp_path / "ds", tasks=0)  # no groups: recommends sft / none
-    with pytest.raises(MethodError, match="the dataset recommends"):
+def test_auto_on_a_dataset_that_recommends_nothing_is_refused(tmp_path: Path) -> None:
+    ds = write_maths_dataset(tmp_path / "ds", tasks=0)  # no rollouts: no method
+    with pytest.raises(MethodError, match="the dataset recommends none"):
         prepare(ds, "/models/base", "auto", Cfg(), tmp_path / "out")
 
 

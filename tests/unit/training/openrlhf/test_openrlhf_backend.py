@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -49,14 +51,40 @@ if mode == "ok":
 """
 
 
+#: train_sft / train_dpo stand-in: saves an adapter where --ckpt.output_dir says
+DEEPSPEED_STAND_IN = r"""
+import os, sys
+args = sys.argv[1:]
+assert args[-1] == "--local_rank=0", args
+out = args[args.index("--ckpt.output_dir") + 1]
+os.makedirs(out, exist_ok=True)
+open(os.path.join(out, "adapter_model.safetensors"), "wb").write(b"stand-in")
+print("trained on", args[args.index("--data.dataset") + 1], flush=True)
+"""
+#: the deepspeed launcher stand-in: --num_gpus N --module M ARGS -> python -m M ARGS --local_rank=0
+LAUNCHER = """#!/bin/sh
+shift 3
+module=$1; shift
+exec "{python}" -m "$module" "$@" --local_rank=0
+"""
+
+
 @pytest.fixture
 def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """openrlhf==0.11.2 'installed': its version reported, the stand-in CLI importable."""
+    """openrlhf==0.11.2 'installed': its version reported, the stand-in CLIs importable,
+    a deepspeed launcher on PATH."""
     pkg = tmp_path / "site" / "openrlhf"
     (pkg / "cli").mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
     (pkg / "cli" / "__init__.py").write_text("")
     (pkg / "cli" / "train_ppo_ray.py").write_text(STAND_IN)
+    (pkg / "cli" / "train_sft.py").write_text(DEEPSPEED_STAND_IN)
+    (pkg / "cli" / "train_dpo.py").write_text(DEEPSPEED_STAND_IN)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "deepspeed").write_text(LAUNCHER.format(python=sys.executable))
+    (bin_dir / "deepspeed").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("PYTHONPATH", str(tmp_path / "site"))
     real = importlib.metadata.version
     monkeypatch.setattr(
@@ -184,3 +212,41 @@ def test_relative_paths_become_absolute_since_the_command_runs_in_the_run_folder
     assert argv[argv.index("--reward.remote_url") + 1] == str(
         tmp_path / "runs/r1/openrlhf/reward_func.py"
     )
+
+
+@pytest.mark.parametrize("method", ["sft", "dpo"])
+def test_sft_and_dpo_run_under_the_deepspeed_launcher(
+    installed: Path, maths_dataset: Path, method: str
+) -> None:
+    out = installed / "run"
+    config = TrainConfig(method=method, max_steps=2, batch_size=4)  # type: ignore[arg-type]
+    the_plan = OpenRLHFBackend().plan(maths_dataset, "/m", config, out)
+    assert the_plan.method == method and the_plan.files == {}
+    assert the_plan.argv[:5] == (
+        "deepspeed",
+        "--num_gpus",
+        "1",
+        "--module",
+        f"openrlhf.cli.train_{method}",
+    )
+    result = OpenRLHFBackend().train(maths_dataset, "/m", config, out)
+    assert result.status == "succeeded", result.reason
+    assert result.method == method and result.adapter_dir == str(out / "adapter")
+    log = (out / "openrlhf" / "train.log").read_text()
+    assert f"trained on {maths_dataset}/{method}.jsonl" in log
+    plan = json.loads((out / "openrlhf" / "plan.json").read_text())
+    assert plan["sha256"] == {
+        f"{method}.jsonl": the_plan.summary["files_sha256"][f"{method}.jsonl"]
+    }
+
+
+def test_a_missing_deepspeed_launcher_fails_closed(
+    maths_dataset: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(importlib.metadata, "version", lambda d: "0.11.2")
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "venv" / "bin" / "python"))
+    config = TrainConfig(method="sft", max_steps=2, batch_size=4)
+    with pytest.raises(ConfigError, match="deepspeed launcher is not installed here"):
+        OpenRLHFBackend().train(maths_dataset, "/m", config, tmp_path / "run")
+    assert not (tmp_path / "run").exists()  # refused before writing anything

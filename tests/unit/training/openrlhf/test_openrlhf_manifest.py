@@ -26,13 +26,20 @@ from rlstream.training.openrlhf.extract import (
     PPO_MODULE,
     build_manifest,
     extract_flags,
+    module_path,
     source_from_wheel,
 )
 from rlstream.training.openrlhf.pin import OPENRLHF_VERSION
 from rlstream.training.openrlhf.wheel import fetch_wheel
 
 pytestmark = pytest.mark.unit
-COMMITTED = Path(flags_mod.__file__).with_name(flags_mod.MANIFEST_FILE)
+HERE = Path(flags_mod.__file__).parent
+#: flags per CLI in 0.11.2 (train_ppo_ray: 167, the count training-notes.md §2 reports)
+COUNTS = {"train_ppo_ray": 167, "train_sft": 77, "train_dpo": 82}
+
+
+def _committed(cli: str) -> str:
+    return (HERE / flags_mod.manifest_file(cli)).read_text()
 
 
 @pytest.fixture(scope="module")
@@ -47,25 +54,33 @@ def test_pin_is_the_dockerfile_arg() -> None:
     assert "openrlhf[vllm]==${OPENRLHF_VERSION}" in text
 
 
-def test_committed_manifest_is_for_the_pin_and_counts_its_flags() -> None:
-    manifest = json.loads(COMMITTED.read_text())
+@pytest.mark.parametrize("cli", flags_mod.CLIS)
+def test_committed_manifest_is_for_the_pin_and_counts_its_flags(cli: str) -> None:
+    manifest = json.loads(_committed(cli))
     assert manifest["openrlhf_version"] == OPENRLHF_VERSION
-    assert manifest["module"] == PPO_MODULE
-    assert manifest["flag_count"] == len(manifest["flags"]) == 167
+    assert manifest["module"] == module_path(cli)
+    assert manifest["flag_count"] == len(manifest["flags"]) == COUNTS[cli]
+    assert module_path("train_ppo_ray") == PPO_MODULE
 
 
-def test_manifest_re_extracted_from_the_real_wheel_is_the_committed_one(wheel: Path) -> None:
+@pytest.mark.parametrize("cli", flags_mod.CLIS)
+def test_manifest_re_extracted_from_the_real_wheel_is_the_committed_one(
+    wheel: Path, cli: str
+) -> None:
     assert wheel.name.startswith(f"openrlhf-{OPENRLHF_VERSION}-")
-    fresh = build_manifest(source_from_wheel(wheel), OPENRLHF_VERSION)
-    assert json.dumps(fresh, indent=2, sort_keys=True) + "\n" == COMMITTED.read_text()
+    module = module_path(cli)
+    fresh = build_manifest(source_from_wheel(wheel, module), OPENRLHF_VERSION, module)
+    assert json.dumps(fresh, indent=2, sort_keys=True) + "\n" == _committed(cli)
 
 
 class _Captured(Exception):
     pass
 
 
-@pytest.fixture
-def real_parser(wheel: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[argparse.ArgumentParser]:
+@pytest.fixture(params=flags_mod.CLIS)
+def real_parser(
+    wheel: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> Iterator[tuple[str, argparse.ArgumentParser]]:
     """argparse's own parser, built by running the wheel's CLI source up to parse_args()."""
     finder = StubFinder()
     stubbed = [m for m in sys.modules if m.split(".")[0] in STUBBED]
@@ -79,10 +94,11 @@ def real_parser(wheel: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[argpar
 
     monkeypatch.setattr(argparse.ArgumentParser, "parse_args", capture)
     try:
-        code = compile(source_from_wheel(wheel), PPO_MODULE, "exec")
+        module = module_path(request.param)
+        code = compile(source_from_wheel(wheel, module), module, "exec")
         with pytest.raises(_Captured):
             exec(code, {"__name__": "__main__"})
-        yield captured[0]
+        yield request.param, captured[0]
     finally:
         sys.meta_path.remove(finder)
         for m in [m for m in sys.modules if m.split(".")[0] in STUBBED]:
@@ -103,14 +119,12 @@ def _jsonish(value: Any) -> Any:
 
 
 def test_argparse_itself_agrees_with_every_manifest_flag(
-    real_parser: argparse.ArgumentParser,
+    real_parser: tuple[str, argparse.ArgumentParser],
 ) -> None:
-    committed = json.loads(COMMITTED.read_text())["flags"]
+    cli, parser = real_parser
+    committed = json.loads(_committed(cli))["flags"]
     actions = {
-        opt: a
-        for a in real_parser._actions
-        for opt in a.option_strings
-        if opt not in ("-h", "--help")
+        opt: a for a in parser._actions for opt in a.option_strings if opt not in ("-h", "--help")
     }
     assert sorted(actions) == sorted(committed)
     for flag, action in actions.items():

@@ -4,6 +4,7 @@ stubbed and the final ``train(args)`` (which needs GPUs) is replaced by a captur
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ import pytest
 from _helpers_openrlhf import CONFIG_MODULE, Cfg, run_real_cli
 
 from harness.paths import cache_dir
-from rlstream.training.openrlhf.extract import source_from_wheel
+from rlstream.training.openrlhf.extract import module_path, source_from_wheel
 from rlstream.training.openrlhf.pin import OPENRLHF_VERSION
 from rlstream.training.openrlhf.prepare import prepare
 from rlstream.training.openrlhf.wheel import fetch_wheel
@@ -76,3 +77,50 @@ def test_what_we_refuse_the_release_would_not_catch_before_the_gpus(
     assert exit_info.value.code == 2
     with pytest.raises(AssertionError, match="n_samples_per_prompt > 1"):
         cli([*base, "--algo.advantage.estimator", "group_norm"])
+
+
+@pytest.fixture(scope="module")
+def deepspeed_cli() -> Callable[[str, list[str]], Any]:
+    wheel = fetch_wheel(OPENRLHF_VERSION, cache_dir() / "openrlhf")
+    config = source_from_wheel(wheel, CONFIG_MODULE)
+    sources = {c: source_from_wheel(wheel, module_path(c)) for c in ("train_sft", "train_dpo")}
+    return lambda cli, argv: run_real_cli(sources[cli], config, argv)
+
+
+@pytest.mark.parametrize(
+    ("method", "cfg"),
+    [
+        ("sft", Cfg()),
+        ("sft", Cfg(batch_size=2, gradient_accumulation_steps=4, max_steps=1)),
+        ("dpo", Cfg(beta=0.1)),
+        ("dpo", Cfg(beta=0.05, backend_args=("--model.ipo_enable", "--model.nll_loss_coef=0.2"))),
+    ],
+)
+def test_the_release_accepts_our_sft_and_dpo_argv(
+    deepspeed_cli: Callable[[str, list[str]], Any],
+    maths_dataset: Path,
+    tmp_path: Path,
+    method: str,
+    cfg: Cfg,
+) -> None:
+    plan = prepare(maths_dataset, "/models/base", method, cfg, tmp_path)
+    cli = f"train_{method}"
+    assert plan.argv[:5] == ["deepspeed", "--num_gpus", "1", "--module", f"openrlhf.cli.{cli}"]
+    # the deepspeed launcher adds --local_rank=<rank> for each process it starts
+    args = deepspeed_cli(cli, [*plan.argv[5:], "--local_rank=0"])
+    assert args.model.model_name_or_path == "/models/base"
+    assert args.data.dataset == str(maths_dataset / f"{method}.jsonl")
+    assert args.data.apply_chat_template and args.ds.lora.rank == cfg.lora_rank
+    assert args.train.batch_size == cfg.batch_size * cfg.gradient_accumulation_steps
+    if method == "sft":
+        assert args.data.multiturn and args.data.input_key == "messages"
+    else:
+        assert (args.data.prompt_key, args.data.chosen_key) == ("prompt", "chosen")
+        assert args.model.beta == cfg.beta and args.ref.model_name_or_path == "/models/base"
+    rows = plan.summary["rows"]
+    micro, batch, epochs = args.train.micro_batch_size, args.train.batch_size, args.train.max_epochs
+    if method == "sft":  # train_sft.py, drop_last micro batches, one GPU
+        steps = (rows // micro) * epochs // (batch // micro)
+    else:  # train_dpo.py
+        steps = math.ceil(epochs * (rows // batch))
+    assert steps == plan.steps >= cfg.max_steps

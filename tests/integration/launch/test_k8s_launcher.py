@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
-from kubehelp import admin, apply_chart_launcher_rbac, namespace, sa_kubeconfig, start
+from kubehelp import admin, apply_chart_launcher_rbac, finish, namespace, sa_kubeconfig, start
 from lightkube import ApiError, AsyncClient, KubeConfig
 from lightkube.resources.batch_v1 import Job
 from lightkube.resources.core_v1 import Secret
@@ -169,3 +169,67 @@ async def test_chart_launcher_service_account_scope(
     assert e4.value.status.code == 403
     for x in (launcher, other_launcher, sa_client, client):
         await x.close()
+
+
+class _StaleFirstWatch:
+    """The real client, except that the first watch fails with 410 Gone, as a watch whose
+    resourceVersion was compacted away does. (The harness API server keeps its whole
+    history, so a real 410 cannot be provoked here: this one is injected.)"""
+
+    def __init__(self, client: AsyncClient) -> None:
+        self.client = client
+        self.watches: list[str | None] = []
+
+    def __getattr__(self, name: str) -> Any:  # create, get, list: the real client's
+        return getattr(self.client, name)
+
+    def watch(self, *a: Any, **kw: Any) -> Any:
+        self.watches.append(kw.get("resource_version"))
+        if len(self.watches) == 1:
+            return self._gone()
+        return self.client.watch(*a, **kw)
+
+    async def _gone(self) -> Any:
+        from lightkube.models.meta_v1 import Status
+
+        raise ApiError(
+            status=Status(code=410, reason="Expired", message="too old resource version")
+        )
+        yield  # an async generator, like the real watch
+
+    async def close(self) -> None:
+        await self.client.close()
+
+
+async def test_follower_relists_after_410_gone(kube: Any, caplog: pytest.LogCaptureFixture) -> None:
+    client = admin(kube)
+    ns = await namespace(client)
+    s = _settings(ns, kube.kubeconfig)
+    flaky = _StaleFirstWatch(admin(kube))
+    launcher = KubernetesLauncher(s, client=flaky)
+    spec = plan_run(_request("gone"), runs_dir=s.runs_path())
+    await launcher.launch(spec)
+    seen: list[RunUpdate] = []
+
+    async def on_update(u: RunUpdate) -> None:
+        seen.append(u)
+
+    caplog.set_level("INFO", logger="rlstream.launch.kubernetes")
+    follow = asyncio.create_task(launcher.follow(on_update, retry_s=0.1))
+    for _ in range(100):
+        if len(flaky.watches) >= 2:
+            break
+        await asyncio.sleep(0.1)
+    await finish(client, job_name(spec.request.sha256), ns, ok=True)
+    for _ in range(100):
+        if seen:
+            break
+        await asyncio.sleep(0.1)
+    follow.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await follow
+    assert len(flaky.watches) >= 2 and all(flaky.watches)  # each watch from a fresh list
+    assert "410 Gone" in caplog.text
+    assert [u.state for u in seen] == ["succeeded"]
+    await launcher.close()
+    await client.close()

@@ -1,0 +1,196 @@
+"""What an evaluation is asked, what it measured and what the gate decided: frozen models.
+
+Everything here is JSON-serialisable and carries no timestamps, so the same request on the
+same held-out file gives the same report (timings aside, which live in ``timings``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+Metric = Literal["pass_at_1", "mean_reward"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ModelRef(_Frozen):
+    """A model to sample: a base (local dir or id) plus an optional peft adapter."""
+
+    base: str
+    adapter_dir: str | None = None
+    label: str
+
+    @classmethod
+    def of(cls, base: str | Path, adapter_dir: str | Path | None, label: str) -> ModelRef:
+        return cls(
+            base=str(base),
+            adapter_dir=None if adapter_dir is None else str(adapter_dir),
+            label=label,
+        )
+
+    def describe(self) -> str:
+        return self.base if self.adapter_dir is None else f"{self.base} + {self.adapter_dir}"
+
+
+class Decoding(_Frozen):
+    """The sampling settings, identical for baseline and candidate."""
+
+    k: int = Field(default=4, ge=1, le=64, description="samples per prompt (1 when greedy)")
+    greedy: bool = False
+    temperature: float = Field(default=0.7, gt=0.0, le=2.0)
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
+    max_new_tokens: int = Field(default=64, ge=1, le=4096)
+    seed: int = 0
+    batch_size: int = Field(default=16, ge=1)
+
+    @property
+    def samples(self) -> int:
+        return 1 if self.greedy else self.k
+
+
+class EvalRequest(_Frozen):
+    """Baseline and candidate, the held-out prompts and how to sample and grade them.
+
+    ``training_dataset`` is the candidate's training dataset folder: any held-out task key
+    found in its manifest refuses the evaluation, as does any key in ``trained_task_keys``
+    (what Postgres lineage says the candidate saw).
+    """
+
+    baseline: ModelRef
+    candidate: ModelRef
+    heldout: Path
+    reward_spec: str
+    decoding: Decoding = Field(default_factory=Decoding)
+    max_prompts: int | None = Field(default=None, ge=1)
+    device: str = "auto"
+    sampler: Literal["auto", "hf", "vllm"] = "auto"
+    training_dataset: Path | None = None
+    trained_task_keys: tuple[str, ...] = ()
+
+
+class Sample(_Frozen):
+    """One graded generation."""
+
+    text: str
+    tokens: int
+    finished: bool
+    score: float
+    passed: bool
+    tool_error: bool
+    safety: float | None = None
+    graded: bool = True
+    reason: str | None = None
+
+
+class PromptResult(_Frozen):
+    """Both models on one held-out prompt: their samples and the paired differences."""
+
+    task_key: str
+    baseline: tuple[Sample, ...]
+    candidate: tuple[Sample, ...]
+
+    @staticmethod
+    def rate(samples: tuple[Sample, ...]) -> float:
+        return sum(s.passed for s in samples) / len(samples)
+
+    @staticmethod
+    def mean(samples: tuple[Sample, ...]) -> float:
+        return sum(s.score for s in samples) / len(samples)
+
+    def diff(self, metric: Metric) -> float:
+        f = self.rate if metric == "pass_at_1" else self.mean
+        return f(self.candidate) - f(self.baseline)
+
+
+class ModelSummary(_Frozen):
+    """One model's aggregate figures over every held-out prompt."""
+
+    label: str
+    model: ModelRef
+    samples_per_prompt: int
+    pass_at_1: float
+    pass_at_k: dict[int, float]
+    mean_reward: float
+    #: guard metrics: mean response tokens, share of tool-call errors, safety (when graded)
+    guards: dict[str, float]
+    ungraded: int = 0
+    seconds: float = 0.0
+
+
+class Delta(_Frozen):
+    """Candidate minus baseline on the gate metric, paired over prompts."""
+
+    metric: Metric
+    mean: float
+    ci_low: float
+    ci_high: float
+    confidence: float
+    n_prompts: int
+    wins: int
+    losses: int
+    ties: int
+    method: str
+
+
+class EvaluationReport(_Frozen):
+    schema_version: Literal[1] = 1
+    evaluation_id: str
+    heldout: dict[str, JsonValue]
+    reward_spec: str
+    decoding: Decoding
+    baseline: ModelSummary
+    candidate: ModelSummary
+    #: the gate metric first; the other metric's paired delta too
+    deltas: dict[str, Delta]
+    leakage: dict[str, JsonValue]
+    prompts: tuple[PromptResult, ...]
+    timings: dict[str, float] = Field(default_factory=dict)
+
+
+class GuardRule(_Frozen):
+    """How far a guard metric may move the wrong way before the gate rejects."""
+
+    worse: Literal["higher", "lower"]
+    tolerance: float = Field(ge=0.0)
+    relative: bool = False
+
+    def regressed(self, baseline: float, candidate: float) -> tuple[bool, float]:
+        """(beyond tolerance?, how much worse: absolute, or relative to the baseline)."""
+        change = candidate - baseline if self.worse == "higher" else baseline - candidate
+        if self.relative:
+            change = change / baseline if baseline > 0 else (0.0 if change <= 0 else float("inf"))
+        return change > self.tolerance, change
+
+
+def default_guards() -> dict[str, GuardRule]:
+    return {
+        "tool_error_rate": GuardRule(worse="higher", tolerance=0.05),
+        "response_tokens": GuardRule(worse="higher", tolerance=0.5, relative=True),
+        "safety": GuardRule(worse="lower", tolerance=0.02),
+    }
+
+
+class GateConfig(_Frozen):
+    """Promote only when the CI lower bound of ``metric``'s gain clears ``min_effect`` and
+    no guard regresses beyond its tolerance."""
+
+    metric: Metric = "pass_at_1"
+    min_effect: float = 0.0
+    confidence: float = Field(default=0.95, gt=0.5, lt=1.0)
+    guards: dict[str, GuardRule] = Field(default_factory=default_guards)
+    #: an unavailable judge fails the gate: samples that could not be graded, at most
+    max_ungraded_share: float = Field(default=0.0, ge=0.0, le=1.0)
+
+
+class GateDecision(_Frozen):
+    promote: bool
+    reasons: tuple[str, ...]
+
+    @property
+    def decision(self) -> Literal["promote", "reject"]:
+        return "promote" if self.promote else "reject"

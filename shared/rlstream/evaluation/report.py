@@ -1,0 +1,102 @@
+"""write_report: report.json (figures + decision), report.md (for people) and the plots."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from rlstream.evaluation.models import EvaluationReport, GateConfig, GateDecision
+from rlstream.evaluation.plots import diff_svg, passk_svg, rewards_svg
+from rlstream.evaluation.stats import paired_delta
+
+PLOTS = ("passk.svg", "diff_hist.svg", "rewards.svg")
+
+
+def report_json(
+    report: EvaluationReport,
+    decision: GateDecision,
+    gate: GateConfig | None = None,
+    model_id: str | None = None,
+) -> dict[str, Any]:
+    """The report plus ``decision``, ``reasons``, ``model_id`` and ``delta`` (the gate
+    metric's paired delta at the gate's confidence, as the decision saw it)."""
+    g = gate or GateConfig()
+    delta = paired_delta(report.prompts, g.metric, g.confidence, report.decoding.seed)
+    body = report.model_dump(mode="json")
+    return {
+        "decision": decision.decision,
+        "reasons": list(decision.reasons),
+        "model_id": model_id,
+        "gate": g.model_dump(mode="json"),
+        "delta": delta.model_dump(mode="json"),
+        **body,
+    }
+
+
+def _md(data: dict[str, Any]) -> str:
+    b, c, d = data["baseline"], data["candidate"], data["delta"]
+    rows = [
+        ("pass@1", b["pass_at_1"], c["pass_at_1"]),
+        *(
+            (f"pass@{k}", b["pass_at_k"][k], c["pass_at_k"].get(k, 0.0))
+            for k in sorted(b["pass_at_k"], key=int)
+            if k != "1"
+        ),
+        ("mean reward", b["mean_reward"], c["mean_reward"]),
+        *((f"guard: {k}", v, c["guards"].get(k, 0.0)) for k, v in sorted(b["guards"].items())),
+    ]
+    table = "\n".join(f"| {n} | {x:.3f} | {y:.3f} | {y - x:+.3f} |" for n, x, y in rows)
+    reasons = "\n".join(f"- {r}" for r in data["reasons"])
+    dec = data["decoding"]
+    mode = "greedy" if dec["greedy"] else f"k={dec['k']}, temperature {dec['temperature']}"
+    return f"""# Evaluation {data["evaluation_id"]}
+
+**Decision: {data["decision"]}**{f" (model `{data['model_id']}`)" if data["model_id"] else ""}
+
+{reasons}
+
+Baseline `{b["model"]["label"]}`: {b["model"]["base"]}{" + " + b["model"]["adapter_dir"] if b["model"]["adapter_dir"] else ""}
+Candidate `{c["model"]["label"]}`: {c["model"]["base"]}{" + " + c["model"]["adapter_dir"] if c["model"]["adapter_dir"] else ""}
+
+{data["heldout"]["prompts"]} held-out prompts (`{data["heldout"]["path"]}`, sha256
+`{data["heldout"]["sha256"][:16]}`), the same for both models; decoding: {mode},
+max_new_tokens {dec["max_new_tokens"]}, seed {dec["seed"]}; reward spec `{data["reward_spec"]}`.
+Leakage check: {"; ".join(data["leakage"]["sources"]) or "no training lineage given"}.
+
+| metric | baseline | candidate | change |
+|---|---|---|---|
+{table}
+
+Paired {d["metric"]} gain over prompts: mean {d["mean"]:+.3f}, {d["confidence"]:.0%} bootstrap
+CI [{d["ci_low"]:+.3f}, {d["ci_high"]:+.3f}] ({d["method"]}); {d["wins"]} prompts better,
+{d["losses"]} worse, {d["ties"]} equal.
+
+![pass@k](passk.svg) ![per-prompt difference](diff_hist.svg) ![rewards](rewards.svg)
+"""
+
+
+def write_report(
+    report: EvaluationReport,
+    decision: GateDecision,
+    out_dir: Path,
+    *,
+    gate: GateConfig | None = None,
+    model_id: str | None = None,
+) -> dict[str, Any]:
+    """Write report.json, report.md, passk.svg, diff_hist.svg and rewards.svg; return the
+    JSON body."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    data = report_json(report, decision, gate, model_id)
+    (out_dir / "report.json").write_bytes(
+        orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n"
+    )
+    (out_dir / "report.md").write_text(
+        _md(orjson.loads(orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS)))
+    )
+    metric = (gate or GateConfig()).metric
+    (out_dir / "passk.svg").write_text(passk_svg(report))
+    (out_dir / "diff_hist.svg").write_text(diff_svg(report, metric))
+    (out_dir / "rewards.svg").write_text(rewards_svg(report))
+    return data

@@ -1,0 +1,160 @@
+"""run_evaluation: baseline and candidate on the same held-out prompts, graded, paired.
+
+Order: load the prompts, refuse leaks, sample and grade the baseline, then the candidate
+(one model in memory at a time), then summarise and compute the paired deltas.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import orjson
+
+from rlstream.evaluation.grading import grade_generation
+from rlstream.evaluation.models import (
+    Delta,
+    EvalRequest,
+    EvaluationReport,
+    ModelRef,
+    ModelSummary,
+    PromptResult,
+    Sample,
+)
+from rlstream.evaluation.prompts import (
+    HeldoutPrompt,
+    file_sha256,
+    load_heldout,
+    refuse_leaks,
+    training_task_keys,
+)
+from rlstream.evaluation.sampler import Sampler, make_sampler
+from rlstream.evaluation.stats import paired_delta, pass_at_ks
+from rlstream.grading import RewardSpec
+
+#: progress(stage, done, total): stage is "baseline" or "candidate", counted in prompts
+Progress = Callable[[str, int, int], None]
+SamplerFactory = Callable[[ModelRef], Sampler]
+
+
+def _check_leaks(request: EvalRequest, prompts: Sequence[HeldoutPrompt]) -> dict[str, object]:
+    checked: dict[str, object] = {"task_keys": len(prompts), "sources": []}
+    sources: list[str] = []
+    if request.training_dataset is not None:
+        keys = training_task_keys(request.training_dataset)
+        refuse_leaks(prompts, keys, f"dataset {request.training_dataset}")
+        sources.append(f"dataset manifest ({len(keys)} training task keys)")
+    if request.trained_task_keys:
+        refuse_leaks(prompts, request.trained_task_keys, "postgres lineage")
+        sources.append(f"postgres lineage ({len(request.trained_task_keys)} task keys)")
+    checked["sources"] = sources
+    return checked
+
+
+def _sample_model(
+    ref: ModelRef,
+    prompts: Sequence[HeldoutPrompt],
+    request: EvalRequest,
+    spec: RewardSpec,
+    factory: SamplerFactory,
+    progress: Progress | None,
+) -> tuple[list[tuple[Sample, ...]], float]:
+    started = time.perf_counter()
+    sampler = factory(ref)
+    done = 0
+
+    def advance(n: int) -> None:
+        nonlocal done
+        done += n
+        if progress is not None:
+            progress(ref.label, done, len(prompts))
+
+    try:
+        gens = sampler.generate([p.messages for p in prompts], request.decoding, advance)
+    finally:
+        sampler.close()
+    graded = [
+        tuple(
+            grade_generation(p, g, spec, f"eval:{ref.label}:{p.task_key}:{i}")
+            for i, g in enumerate(samples)
+        )
+        for p, samples in zip(prompts, gens, strict=True)
+    ]
+    return graded, time.perf_counter() - started
+
+
+def summarise(
+    ref: ModelRef, per_prompt: Sequence[tuple[Sample, ...]], seconds: float
+) -> ModelSummary:
+    flat = [s for samples in per_prompt for s in samples]
+    guards = {
+        "response_tokens": float(np.mean([s.tokens for s in flat])),
+        "tool_error_rate": float(np.mean([s.tool_error for s in flat])),
+    }
+    safety = [s.safety for s in flat if s.safety is not None]
+    if safety:
+        guards["safety"] = float(np.mean(safety))
+    at_k = pass_at_ks(per_prompt)
+    return ModelSummary(
+        label=ref.label,
+        model=ref,
+        samples_per_prompt=len(per_prompt[0]) if per_prompt else 0,
+        pass_at_1=at_k.get(1, 0.0),
+        pass_at_k=at_k,
+        mean_reward=float(np.mean([s.score for s in flat])) if flat else 0.0,
+        guards=guards,
+        ungraded=sum(not s.graded for s in flat),
+        seconds=round(seconds, 3),
+    )
+
+
+def evaluation_id(request: EvalRequest, heldout_sha: str) -> str:
+    blob = orjson.dumps(
+        {"request": request.model_dump(mode="json"), "heldout": heldout_sha},
+        option=orjson.OPT_SORT_KEYS,
+    )
+    return "eval-" + hashlib.sha256(blob).hexdigest()[:24]
+
+
+def run_evaluation(
+    request: EvalRequest,
+    progress: Progress | None = None,
+    *,
+    sampler_factory: SamplerFactory | None = None,
+    confidence: float = 0.95,
+) -> EvaluationReport:
+    """Sample, grade and compare; raises :class:`HeldoutLeakError` on a leaked prompt."""
+    t0 = time.perf_counter()
+    prompts = load_heldout(request.heldout, request.max_prompts)
+    leakage = _check_leaks(request, prompts)
+    spec = RewardSpec.parse(request.reward_spec)
+    factory = sampler_factory or (lambda ref: make_sampler(ref, request.sampler, request.device))
+    base, base_s = _sample_model(request.baseline, prompts, request, spec, factory, progress)
+    cand, cand_s = _sample_model(request.candidate, prompts, request, spec, factory, progress)
+    results = tuple(
+        PromptResult(task_key=p.task_key, baseline=b, candidate=c)
+        for p, b, c in zip(prompts, base, cand, strict=True)
+    )
+    seed = request.decoding.seed
+    deltas: dict[str, Delta] = {
+        m: paired_delta(results, m, confidence, seed) for m in ("pass_at_1", "mean_reward")
+    }
+    sha = file_sha256(request.heldout)
+    return EvaluationReport(
+        evaluation_id=evaluation_id(request, sha),
+        heldout={"path": str(request.heldout), "sha256": sha, "prompts": len(prompts)},
+        reward_spec=spec.spec_id,
+        decoding=request.decoding,
+        baseline=summarise(request.baseline, base, base_s),
+        candidate=summarise(request.candidate, cand, cand_s),
+        deltas=deltas,
+        leakage=leakage,
+        prompts=results,
+        timings={
+            "baseline_s": round(base_s, 3),
+            "candidate_s": round(cand_s, 3),
+            "total_s": round(time.perf_counter() - t0, 3),
+        },
+    )

@@ -67,7 +67,8 @@ class HFSampler:
 
         self.device = resolve_device(device)
         adapter = None if model.adapter_dir is None else Path(model.adapter_dir)
-        self.model, self.tok = load_causal_lm(model.base, adapter, device=self.device)
+        lm, self.tok = load_causal_lm(model.base, adapter, device=self.device)
+        self.model: Any = lm
 
     def _encode(self, messages: Messages) -> list[int]:
         text = self.tok.apply_chat_template(
@@ -106,12 +107,12 @@ class HFSampler:
                 )
             torch.manual_seed(decoding.seed * 100_003 + b)
             with torch.no_grad():
-                seqs = self.model.generate(**batch, **kwargs)
-            new = seqs[:, batch["input_ids"].shape[1] :].tolist()
+                seqs: Any = self.model.generate(**batch, **kwargs)
+            new: list[list[int]] = seqs[:, batch["input_ids"].shape[1] :].tolist()
             for j, row in enumerate(new):
                 stop = next((t for t, tok in enumerate(row) if tok == eos), None)
                 body = row if stop is None else row[:stop]
-                text = self.tok.decode(body, skip_special_tokens=True)
+                text = str(self.tok.decode(body, skip_special_tokens=True))
                 out[idx[j // n]].append(Generation(text.strip(), len(body), stop is not None))
             if advance is not None:
                 advance(len(idx))

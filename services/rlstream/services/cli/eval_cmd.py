@@ -1,0 +1,102 @@
+"""``rlstream eval``: baseline vs candidate on held-out prompts, gated, with a report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from rlstream.evaluation import (
+    Decoding,
+    EvalRequest,
+    GateConfig,
+    ModelRef,
+    decide,
+    run_evaluation,
+    write_report,
+)
+from rlstream.evaluation.prompts import load_heldout
+from rlstream.services.cli.common import EXIT_DATA, console, friendly_errors
+
+EXAMPLES = """
+
+[bold]Examples[/]
+
+rlstream eval --candidate-adapter run/adapter --heldout dataset/heldout.jsonl --reward tool_calling
+
+rlstream eval --baseline ./models/base --baseline-adapter champion/adapter --candidate-adapter run/adapter --heldout dataset/heldout.jsonl --reward tool_calling --k 4 --out eval/
+
+rlstream eval --candidate-adapter run/adapter --heldout dataset/heldout.jsonl --reward tool_calling --greedy --training-dataset dataset/
+
+Both models get the same prompts and decoding; every sample is graded by the reward spec with the grader's code. The gate promotes only when the lower bound of the paired 95% bootstrap CI of the pass@1 gain clears --min-effect and no guard (tool errors, response length, safety) regresses. Exit code 1 when the gate rejects.
+"""
+
+
+@friendly_errors
+def eval_command(
+    heldout: Path = typer.Option(..., "--heldout", help="heldout.jsonl from a curated dataset"),
+    candidate_adapter: Path = typer.Option(..., help="the candidate's LoRA adapter folder"),
+    reward: str = typer.Option(..., "--reward", help="reward spec, e.g. tool_calling"),
+    baseline: str = typer.Option(
+        None, "--baseline", help="base model dir [default: the offline SmolLM2-135M-Instruct]"
+    ),
+    baseline_adapter: Path = typer.Option(None, help="the champion's adapter, if any"),
+    k: int = typer.Option(4, "--k", help="samples per prompt"),
+    greedy: bool = typer.Option(False, "--greedy", help="one greedy sample per prompt"),
+    temperature: float = typer.Option(0.7, help="sampling temperature"),
+    max_new_tokens: int = typer.Option(64, help="generation cap per sample"),
+    max_prompts: int = typer.Option(None, help="evaluate the first N held-out prompts"),
+    training_dataset: Path = typer.Option(
+        None, help="the candidate's training dataset: refuse any held-out key it contains"
+    ),
+    min_effect: float = typer.Option(0.0, help="the CI lower bound must exceed this gain"),
+    metric: str = typer.Option("pass_at_1", help="gate metric: pass_at_1 | mean_reward"),
+    seed: int = typer.Option(0, help="sampling and bootstrap seed"),
+    device: str = typer.Option("auto", help="auto | cpu | cuda"),
+    sampler: str = typer.Option("auto", help="auto | hf | vllm"),
+    out: Path = typer.Option(Path("eval"), "--out", help="report folder"),
+) -> None:
+    """Evaluate a candidate adapter against the baseline on held-out prompts, then gate."""
+    from rlstream.training import ensure_base_model
+
+    base = baseline or str(ensure_base_model())
+    request = EvalRequest(
+        baseline=ModelRef.of(base, baseline_adapter, "baseline"),
+        candidate=ModelRef.of(base, candidate_adapter, "candidate"),
+        heldout=heldout,
+        reward_spec=reward,
+        decoding=Decoding(
+            k=k, greedy=greedy, temperature=temperature, max_new_tokens=max_new_tokens, seed=seed
+        ),
+        max_prompts=max_prompts,
+        device=device,
+        sampler=sampler,
+        training_dataset=training_dataset,
+    )
+    gate = GateConfig(metric=metric, min_effect=min_effect)
+    n = len(load_heldout(heldout, max_prompts))
+    columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, TimeElapsedColumn(), console=console, transient=True) as bar:
+        tasks = {m: bar.add_task(f"sampling {m}", total=n) for m in ("baseline", "candidate")}
+        report = run_evaluation(
+            request, lambda m, done, total: bar.update(tasks[m], completed=done)
+        )
+    decision = decide(report, gate)
+    write_report(report, decision, out, gate=gate)
+    b, c = report.baseline, report.candidate
+    d = report.deltas[gate.metric]
+    console.print(
+        f"pass@1 {b.pass_at_1:.3f} → {c.pass_at_1:.3f}; {gate.metric} gain {d.mean:+.3f}, "
+        f"95% CI [{d.ci_low:+.3f}, {d.ci_high:+.3f}] over {d.n_prompts} held-out prompts"
+    )
+    colour = "green" if decision.promote else "red"
+    console.print(f"[bold {colour}]{decision.decision}[/]")
+    for r in decision.reasons:
+        console.print(f"  {r}")
+    console.print(f"report → {out}/report.md")
+    if not decision.promote:
+        raise typer.Exit(EXIT_DATA)
+
+
+eval_command.__doc__ = (eval_command.__doc__ or "") + EXAMPLES

@@ -1,0 +1,83 @@
+"""The demo's promote and lineage stages on the embedded Postgres (registry-promote's API).
+
+The same calls as the evaluator service: the batch dataset is recorded (so lineage reaches
+its conversations), its held-out keys are recorded, the run, evaluation and candidate model
+are stored, and the gate's decision is applied (promotion to ``champion`` or a
+``gate=rejected`` tag).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rlstream.curation.writer import MANIFEST, Manifest
+from rlstream.evaluation import GateDecision
+from rlstream.lineage import build_tree, record_release
+from rlstream.registry import CandidateRun, Registry, Verdict, apply_decision, record_evaluation
+from rlstream.settings import Settings
+from rlstream.storage import Store, resolve_dsn, upgrade
+
+
+@dataclass(frozen=True)
+class Promotion:
+    model_id: str
+    evaluation_id: str
+    promoted: bool
+    lineage_counts: dict[str, int]
+    lineage: dict[str, Any]
+
+
+def verdict_from(report: dict[str, Any], decision: GateDecision, path: Path) -> Verdict:
+    d = report["delta"]
+    metric = d["metric"]
+    return Verdict(
+        decision=decision.decision,
+        reasons=decision.reasons,
+        metric=metric,
+        baseline_value=report["baseline"][metric],
+        candidate_value=report["candidate"][metric],
+        delta_mean=d["mean"],
+        delta_ci_low=d["ci_low"],
+        delta_ci_high=d["ci_high"],
+        report={k: v for k, v in report.items() if k != "prompts"},
+        report_path=str(path),
+    )
+
+
+async def promote_and_trace(
+    settings: Settings,
+    *,
+    dataset_dir: Path,
+    scored: Path,
+    run: CandidateRun,
+    adapter_dir: Path,
+    baseline_model: str,
+    verdict: Verdict,
+    heldout_share: float,
+) -> Promotion:
+    dsn = resolve_dsn(settings)
+    await upgrade(dsn)
+    store = await Store.connect(dsn, max_size=4)
+    try:
+        dataset = await record_release(store, dataset_dir, [scored])
+        manifest = Manifest.model_validate_json((dataset_dir / MANIFEST).read_bytes())
+        if manifest.heldout_task_keys and heldout_share > 0:
+            for spec in manifest.reward_specs:
+                await store.hold_out(dataset.agent, spec, manifest.heldout_task_keys, heldout_share)
+        registry = Registry(store)
+        event = await record_evaluation(
+            registry, run, adapter_dir, baseline_model=baseline_model, verdict=verdict
+        )
+        promoted = await apply_decision(registry, event)
+        tree = await build_tree(store, "model", event.model_id)
+        return Promotion(
+            model_id=event.model_id,
+            evaluation_id=event.evaluation_id,
+            promoted=promoted is not None,
+            lineage_counts=tree.counts,
+            lineage=tree.model_dump(mode="json"),
+        )
+    finally:
+        await store.close()

@@ -1,0 +1,114 @@
+"""run_evaluation end to end with scripted samplers: grading through the grader's code, the
+leakage refusal, and the report files."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import orjson
+import pytest
+from eval_helpers import ScriptedSampler, orders_dataset
+
+from rlstream.curation.heldout import is_heldout
+from rlstream.evaluation import (
+    Decoding,
+    EvalRequest,
+    HeldoutLeakError,
+    ModelRef,
+    decide,
+    load_heldout,
+    run_evaluation,
+    write_report,
+)
+from rlstream.sampledata.orders import TEMPLATES
+
+_ORDER = re.compile(r"A-\d{5}")
+
+
+def _right(user: str) -> str:
+    """The right call, derived from the request the way a perfect agent would."""
+    order = _ORDER.search(user).group(0)  # type: ignore[union-attr]
+    for intent, templates in TEMPLATES.items():
+        for t in templates:
+            pat = re.escape(t).replace(r"\{order\}", r"A-\d{5}").replace(r"\{city\}", r"(\w+)")
+            m = re.fullmatch(pat, user)
+            if m:
+                args = {"order_id": order}
+                if intent == "update_address":
+                    args["city"] = m.group(1)
+                body = orjson.dumps({"name": intent, "arguments": args}).decode()
+                return f"```json\n{body}\n```"
+    raise AssertionError(user)
+
+
+def _request(dataset: Path, **kw: object) -> EvalRequest:
+    return EvalRequest(
+        baseline=ModelRef(base="base", label="baseline"),
+        candidate=ModelRef(base="base", adapter_dir="adapter", label="candidate"),
+        heldout=dataset / "heldout.jsonl",
+        reward_spec="tool_calling",
+        decoding=Decoding(k=2),
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def _factory(ref: ModelRef) -> ScriptedSampler:
+    if ref.label == "baseline":
+        return ScriptedSampler(lambda u: "Sure, I will look into that for you.")
+    return ScriptedSampler(_right)
+
+
+def test_scripted_perfect_candidate_beats_a_prose_baseline(tmp_path: Path) -> None:
+    ds = orders_dataset(tmp_path)
+    seen = []
+    report = run_evaluation(
+        _request(ds, training_dataset=ds),
+        lambda m, done, total: seen.append((m, done, total)),
+        sampler_factory=_factory,
+    )
+    n = len(load_heldout(ds / "heldout.jsonl"))
+    assert report.baseline.pass_at_1 == 0.0 and report.candidate.pass_at_1 == 1.0
+    assert (
+        report.candidate.pass_at_k == {1: 1.0, 2: 1.0} and report.baseline.samples_per_prompt == 2
+    )
+    assert report.deltas["pass_at_1"].ci_low == 1.0 and report.deltas["pass_at_1"].n_prompts == n
+    assert seen[-1] == ("candidate", n, n)
+    assert report.leakage["sources"] == [report.leakage["sources"][0]]
+    decision = decide(report)
+    assert decision.promote
+    data = write_report(report, decision, tmp_path / "out", model_id="m1")
+    for f in ("report.json", "report.md", "passk.svg", "diff_hist.svg", "rewards.svg"):
+        assert (tmp_path / "out" / f).stat().st_size > 200
+    on_disk = orjson.loads((tmp_path / "out" / "report.json").read_bytes())
+    assert on_disk["decision"] == "promote" and on_disk["model_id"] == "m1"
+    assert on_disk["baseline"]["pass_at_1"] == 0.0 and on_disk["candidate"]["pass_at_1"] == 1.0
+    assert on_disk["delta"]["mean"] == 1.0 and data["delta"]["ci_low"] == 1.0
+    assert "**Decision: promote**" in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_a_heldout_key_in_the_training_lineage_is_refused(tmp_path: Path) -> None:
+    ds = orders_dataset(tmp_path)
+    rows = (ds / "heldout.jsonl").read_bytes().splitlines()
+    sft = orjson.loads((ds / "sft.jsonl").read_bytes().splitlines()[0])
+    # a held-out file that smuggles in one prompt the candidate trained on
+    leaked = orjson.loads(rows[0])
+    leaked["task_key"] = sft["task_key"]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b"\n".join([*rows, orjson.dumps(leaked)]) + b"\n")
+    req = _request(ds, training_dataset=ds).model_copy(update={"heldout": bad})
+    with pytest.raises(HeldoutLeakError, match="1 held-out prompt"):
+        run_evaluation(req, sampler_factory=_factory)
+    # and through keys Postgres reports as released for training
+    key = orjson.loads(rows[1])["task_key"]
+    with pytest.raises(HeldoutLeakError, match="postgres lineage"):
+        run_evaluation(_request(ds, trained_task_keys=(key,)), sampler_factory=_factory)
+
+
+def test_heldout_rows_are_the_keys_the_hash_picks(tmp_path: Path) -> None:
+    ds = orders_dataset(tmp_path, share=0.25)
+    prompts = load_heldout(ds / "heldout.jsonl")
+    assert prompts and all(
+        is_heldout(p.agent, p.reward_spec or "", p.task_key, 0.25) for p in prompts
+    )
+    assert all(p.label and p.label["expected_calls"] for p in prompts)  # type: ignore[index]

@@ -30,8 +30,13 @@ ALL = (
     topics.SCORED,
     topics.DATASETS,
     topics.TRAINING,
+    topics.EVALUATIONS,
+    topics.DEPLOYMENTS,
 )
-DLQS = tuple(topics.dlq(t) for t in (topics.CONVERSATIONS_RAW, topics.TRANSCRIPTS, topics.SCORED))
+DLQS = tuple(
+    topics.dlq(t)
+    for t in (topics.CONVERSATIONS_RAW, topics.TRANSCRIPTS, topics.SCORED, topics.TRAINING)
+)
 
 
 def free_port() -> int:

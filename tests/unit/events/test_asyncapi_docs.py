@@ -15,7 +15,7 @@ pytestmark = pytest.mark.unit
 ROOT = Path(__file__).resolve().parents[3]
 
 
-@pytest.mark.parametrize("service", ["ingest", "grader", "curator"])
+@pytest.mark.parametrize("service", ["ingest", "grader", "curator", "evaluator"])
 def test_asyncapi_doc_is_current(service: str, tmp_path: Path) -> None:
     out = tmp_path / f"{service}.yaml"
     env = {k: v for k, v in os.environ.items() if not k.startswith("RLSTREAM_")}

@@ -16,7 +16,7 @@ from typing import Annotated
 
 import typer
 
-SERVICES = ("ingest", "grader", "curator")
+SERVICES = ("ingest", "grader", "curator", "evaluator")
 
 app = typer.Typer(
     name="services", help="Run the Kafka services; generate AsyncAPI docs.", no_args_is_help=True
@@ -36,7 +36,7 @@ def _faststream() -> list[str]:
 
 @app.command("run")
 def run(
-    name: Annotated[str, typer.Argument(help="ingest | grader | curator")],
+    name: Annotated[str, typer.Argument(help="ingest | grader | curator | evaluator")],
     workers: Annotated[int, typer.Option(help="worker processes (same consumer group)")] = 1,
 ) -> None:
     """Run one service in the foreground (settings from RLSTREAM_* environment)."""

@@ -1,0 +1,159 @@
+"""Evaluator: a succeeded training run -> evaluation -> EvaluationEvent -> promotion.
+
+Per run, in this order, each step idempotent by the run id:
+1. the decision already stored for the run (``eval-<run_id>``) is reused: a redelivered
+   event never evaluates again; otherwise the evaluation runs in a worker thread (the
+   event loop keeps serving health checks and Kafka heartbeats);
+2. run, evaluation and candidate model are recorded (``challenger``, ``gate=...`` tag);
+3. ``EvaluationEvent`` is published (its id is the evaluation id);
+4. when the gate said promote: the promotion transaction (id ``<evaluation>-champion``),
+   the deploy target's patch and the ``DeploymentEvent``.
+The batch's offsets are committed only after all of it, so a kill -9 anywhere loses no
+decision: the run comes again and continues from what Postgres already holds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rlstream.delivery import Rejected, decode_all
+from rlstream.delivery.batch import reject_or_retry
+from rlstream.delivery.runtime import Runtime
+from rlstream.errors import InputError, MessageTooLarge
+from rlstream.events import EvaluationEvent, TrainingRunEvent
+from rlstream.registry import (
+    CandidateRun,
+    Registry,
+    apply_decision,
+    event_from_record,
+    publish_evaluation,
+    record_evaluation,
+    stored_verdict,
+)
+from rlstream.services.evaluator.evaluate import EvalJob, Evaluate
+from rlstream.services.evaluator.settings import EvaluatorSettings
+
+log = logging.getLogger("rlstream.services.evaluator")
+
+
+def candidate_adapter(artifact_dir: str | None) -> Path:
+    """``<run output>/adapter`` (the trainer's layout), or the folder itself if it is one."""
+    if not artifact_dir:
+        raise InputError("succeeded run has no artifact_dir")
+    root = Path(artifact_dir)
+    for cand in (root / "adapter", root):
+        if (cand / "adapter_config.json").exists() or (cand / "config.json").exists():
+            return cand
+    raise InputError(f"run output {root} holds no adapter (adapter/adapter_config.json)")
+
+
+class EvaluatorHandler:
+    def __init__(
+        self,
+        rt: Runtime,
+        settings: EvaluatorSettings,
+        registry_factory: Any,
+        evaluate: Evaluate,
+    ) -> None:
+        self.rt = rt
+        self.settings = settings
+        self.registry_factory = registry_factory
+        self.evaluate = evaluate
+
+    @property
+    def registry(self) -> Registry:
+        return self.registry_factory()  # type: ignore[no-any-return]
+
+    def decode(self, record: Any) -> TrainingRunEvent | None:
+        value = record.value or b""
+        if len(value) > self.rt.settings.max_message_bytes:
+            raise MessageTooLarge(f"{len(value)} bytes")
+        event = TrainingRunEvent.model_validate_json(value)
+        return event if event.state == "succeeded" else None
+
+    async def handle(self, records: Sequence[Any]) -> list[Rejected]:
+        decoded = decode_all(records, self.decode)
+        rejected = list(decoded.rejected)
+        done: set[str] = set()
+        for item in decoded.items:  # the watcher and the trainer may both report a run
+            if item.value.run_id in done:
+                continue
+            done.add(item.value.run_id)
+            try:
+                await self.process(item.value)
+            except Exception as exc:  # transient -> RetryBatch (raised); data -> DLQ
+                rejected.append(reject_or_retry(item.record, exc))
+        return rejected
+
+    async def process(self, run: TrainingRunEvent) -> EvaluationEvent:
+        registry = self.registry
+        stored = await stored_verdict(registry, run.run_id)
+        if stored is not None:
+            log.info("run already evaluated; reusing the decision", extra={"run_id": run.run_id})
+            event = event_from_record(stored)
+        else:
+            job = await self.job_for(registry, run)
+            log.info("evaluating", extra={"run_id": run.run_id, "baseline": job.baseline_label})
+            verdict = await asyncio.to_thread(self.evaluate, job)
+            event = await record_evaluation(
+                registry,
+                CandidateRun(
+                    run_id=run.run_id,
+                    agent=run.agent,
+                    dataset_id=run.dataset_id,
+                    backend=run.backend,
+                    method=run.method,
+                    base_model=job.base_model,
+                    artifact_dir=run.artifact_dir,
+                ),
+                job.candidate_adapter,
+                baseline_model=job.baseline_label,
+                verdict=verdict,
+            )
+        await publish_evaluation(registry.sink, event)
+        promotion = await apply_decision(registry, event)
+        log.info(
+            "decision applied",
+            extra={
+                "run_id": run.run_id,
+                "decision": event.decision,
+                "promotion_id": promotion.promotion_id if promotion else None,
+            },
+        )
+        return event
+
+    async def job_for(self, registry: Registry, run: TrainingRunEvent) -> EvalJob:
+        s = self.settings
+        adapter = candidate_adapter(run.artifact_dir)
+        champion_id = await registry.store.get_alias(run.agent, "champion")
+        champion = await registry.store.get_model(champion_id) if champion_id else None
+        base = s.base_model or run.base_model or await asyncio.to_thread(_bundled_base)
+        dataset = await registry.store.get_dataset(run.dataset_id)
+        heldout = Path(dataset.path) / "heldout.jsonl" if dataset else None
+        return EvalJob(
+            run_id=run.run_id,
+            agent=run.agent,
+            reward_spec=run.reward_spec,
+            dataset_id=run.dataset_id,
+            heldout=heldout,
+            base_model=str(base),
+            baseline_adapter=Path(champion.path) if champion and champion.path else None,
+            baseline_label=champion.model_id if champion else Path(str(base)).name,
+            candidate_adapter=adapter,
+            report_dir=s.reports_path() / run.run_id,
+            k=s.eval_k,
+            max_new_tokens=s.eval_max_new_tokens,
+            seed=s.eval_seed,
+            metric=s.gate_metric,
+            min_effect=s.gate_min_effect,
+        )
+
+
+def _bundled_base() -> str:
+    from rlstream.training.basemodel import ensure_base_model
+
+    return str(ensure_base_model())

@@ -1,0 +1,38 @@
+"""Evaluator settings (env ``RLSTREAM_*``): the gate, the sampler budget, the deploy target."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from rlstream.delivery.runtime import ServiceSettings
+from rlstream.registry import DeploySettings
+
+
+class EvaluatorSettings(ServiceSettings, DeploySettings):
+    # an evaluation takes minutes and blocks its partition: few records per poll, a long
+    # poll interval so the group does not evict a consumer that is busy evaluating
+    batch_max_records: int = 10
+    max_poll_interval_ms: int = 3_600_000
+    eval_runner: Literal["inprocess"] = Field(
+        default="inprocess",
+        description="where evaluations run; a Kubernetes Job runner is planned (docs/registry.md)",
+    )
+    evaluate_function: str | None = Field(
+        default=None,
+        description="module:function(EvalJob) -> Verdict; default: rlstream.evaluation",
+    )
+    base_model: str | None = Field(
+        default=None, description="base model dir; default: the run's, else the bundled one"
+    )
+    eval_k: int = Field(default=4, ge=1, description="samples per prompt and model")
+    eval_max_new_tokens: int = Field(default=64, ge=1)
+    eval_seed: int = 0
+    gate_metric: str = "pass_at_1"
+    gate_min_effect: float = Field(default=0.0, description="CI lower bound must clear this")
+    reports_dir: Path | None = Field(default=None, description="default: <data_dir>/evaluations")
+
+    def reports_path(self) -> Path:
+        return self.reports_dir or (self.data_dir / "evaluations")

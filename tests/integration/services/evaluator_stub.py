@@ -1,0 +1,35 @@
+"""A stand-in evaluation for the evaluator service tests (``RLSTREAM_EVALUATE_FUNCTION=
+evaluator_stub:evaluate``): rlstream.evaluation (eval-gate) runs real generations and is
+tested on its own; here what matters is how often the service calls it and what it does
+with the decision. Each call leaves a marker file; ``STUB_SLEEP`` makes it slow."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from rlstream.registry import Verdict
+from rlstream.services.evaluator.evaluate import EvalJob
+
+
+def evaluate(job: EvalJob) -> Verdict:
+    d = Path(os.environ["STUB_DIR"])
+    d.mkdir(parents=True, exist_ok=True)
+    (d / f"call-{job.run_id}-{os.getpid()}-{time.time_ns()}.json").write_text(job.model_dump_json())
+    time.sleep(float(os.environ.get("STUB_SLEEP", "0")))  # blocking, like a real evaluation
+    reject = "reject" in job.run_id
+    return Verdict(
+        decision="reject" if reject else "promote",
+        reasons=("stub: ci_low <= 0",) if reject else ("stub: ci_low 0.1 > 0",),
+        metric=job.metric,
+        baseline_value=0.0,
+        candidate_value=0.0 if reject else 0.5,
+        delta_mean=0.0 if reject else 0.5,
+        delta_ci_low=-0.1 if reject else 0.1,
+        delta_ci_high=0.1 if reject else 0.9,
+    )
+
+
+def calls(stub_dir: Path, run_id: str) -> int:
+    return len(list(stub_dir.glob(f"call-{run_id}-*.json")))

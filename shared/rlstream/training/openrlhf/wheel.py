@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from rlstream.errors import ConfigError
@@ -54,19 +55,25 @@ def download_command(version: str, dest: Path) -> list[str]:
 
 
 def fetch_wheel(version: str = OPENRLHF_VERSION, dest: Path | None = None) -> Path:
-    """The cached wheel, downloaded once with ``pip download --no-deps``."""
+    """The cached wheel, downloaded once with ``pip download --no-deps``.
+
+    It is downloaded into a fresh folder and moved into the cache in one rename, so a
+    concurrent run never sees a partial wheel."""
     where = dest or cache_dir()
     pattern = f"openrlhf-{version}-*.whl"
     hits = sorted(where.glob(pattern)) if where.is_dir() else []
-    if not hits:
-        where.mkdir(parents=True, exist_ok=True)
+    if hits:
+        return hits[0]
+    where.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=where, prefix=".download-") as tmp:
         done = subprocess.run(
-            download_command(version, where), capture_output=True, text=True, timeout=600
+            download_command(version, Path(tmp)), capture_output=True, text=True, timeout=600
         )
         if done.returncode != 0:
             tail = (done.stderr or done.stdout).strip().splitlines()[-1:]
             raise ConfigError(f"pip download openrlhf=={version} failed: {' '.join(tail)}")
-        hits = sorted(where.glob(pattern))
-    if not hits:
-        raise ConfigError(f"pip download left no {pattern} in {where}")
-    return hits[0]
+        got = sorted(Path(tmp).glob(pattern))
+        if not got:
+            raise ConfigError(f"pip download left no {pattern} in {where}")
+        os.replace(got[0], where / got[0].name)
+    return where / got[0].name

@@ -163,3 +163,24 @@ if __name__ == "__main__":
     assert got["--critic.no_y"]["dest"] == "critic.y" and got["--critic.no_y"]["default"] is True
     assert got["--a.x"]["choices"] == [1, 3] and got["--a.x"]["type"] == "int"
     assert got["--m"]["default"] == {"expr": "float('inf')"} and got["--m"]["nargs"] == 2
+
+
+def test_a_cached_wheel_is_not_downloaded_again(
+    wheel: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rlstream.training.openrlhf import wheel as wheel_mod
+
+    def no_network(*a: Any, **k: Any) -> Any:
+        raise AssertionError("pip download ran although the wheel is cached")
+
+    monkeypatch.setattr(wheel_mod.subprocess, "run", no_network)
+    assert fetch_wheel(OPENRLHF_VERSION, wheel.parent) == wheel
+    cmd = wheel_mod.download_command(OPENRLHF_VERSION, wheel.parent)
+    assert cmd[-5:] == [
+        "--platform",
+        "manylinux1_x86_64",
+        "openrlhf==0.11.2",
+        "-d",
+        str(wheel.parent),
+    ]
+    assert cmd[-10:-5] == ["--no-deps", "--only-binary", ":all:", "--python-version", "3.11"]

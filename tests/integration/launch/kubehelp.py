@@ -123,9 +123,9 @@ async def read_topic(bootstrap: str, topic: str, want: int, timeout: float = 30.
 CHART = Path(__file__).resolve().parents[3] / "charts" / "rlstream"
 
 
-async def apply_chart_launcher_rbac(helm_bin: Path, client: AsyncClient, ns: str) -> str:
-    """Render the chart, apply the Role that grants creating Jobs, its RoleBinding and the
-    ServiceAccount bound to it (nothing else); return that ServiceAccount's name."""
+def chart_launcher_rbac(helm_bin: Path, ns: str) -> tuple[str, list[Any]]:
+    """From the rendered chart: the Role that grants creating Jobs, its RoleBinding and the
+    ServiceAccount bound to it (nothing else), and that ServiceAccount's name."""
     import subprocess
 
     from lightkube import codecs
@@ -148,13 +148,29 @@ async def apply_chart_launcher_rbac(helm_bin: Path, client: AsyncClient, ns: str
         if d["kind"] == "RoleBinding" and d["roleRef"]["name"] == role["metadata"]["name"]
     )  # fmt: skip
     [subject] = binding["subjects"]
-    sa = subject["name"]
+    sa = str(subject["name"])
     sa_doc = next(
         (d for d in docs if d["kind"] == "ServiceAccount" and d["metadata"]["name"] == sa), None
     )
-    objs = [codecs.from_dict(role), codecs.from_dict(binding)]
-    objs.append(codecs.from_dict(sa_doc) if sa_doc else ServiceAccount(metadata=Meta(name=sa)))
+    sa_obj = codecs.from_dict(sa_doc) if sa_doc else ServiceAccount(metadata=Meta(name=sa))
+    objs = [sa_obj, codecs.from_dict(role), codecs.from_dict(binding)]
     for obj in objs:
         obj.metadata.namespace = ns
-        await client.create(obj)
-    return str(sa)
+    return sa, objs
+
+
+async def apply_chart_launcher_rbac(
+    helm_bin: Path, client: AsyncClient, ns: str, only_account: bool = False
+) -> str:
+    """Apply :func:`chart_launcher_rbac`'s objects (or only the ServiceAccount); 409s are
+    fine (applied before). Returns the ServiceAccount's name."""
+    from lightkube import ApiError
+
+    sa, objs = chart_launcher_rbac(helm_bin, ns)
+    for obj in objs[:1] if only_account else objs:
+        try:
+            await client.create(obj)
+        except ApiError as e:
+            if e.status.code != 409:
+                raise
+    return sa

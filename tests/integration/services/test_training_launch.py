@@ -106,3 +106,52 @@ def test_release_launches_a_job_and_its_completion_is_published(
     assert spec["budget"]["gpu_hours"] > 0 and spec["launcher"] == "kubernetes"
     curator = st.procs[-1]
     assert curator.alive(), curator.tail()
+
+
+def test_a_failed_launch_is_retried_and_the_release_is_not_republished(
+    make_stack: Any, kube: Any, helm_bin: Path, tmp_path: Path
+) -> None:
+    async def account_only() -> tuple[str, Path]:
+        client = admin(kube)
+        ns = await namespace(client, "retry")
+        sa = await apply_chart_launcher_rbac(helm_bin, client, ns, only_account=True)
+        cfg = await sa_kubeconfig(kube, client, ns, sa, tmp_path / "sa.kubeconfig")
+        await client.close()
+        return ns, cfg
+
+    ns, kubeconfig = asyncio.run(account_only())  # the Role is not there yet: 403
+    st = make_stack(
+        rlstream_release_min_rollouts="40",
+        rlstream_release_min_groups="4",
+        rlstream_release_min_gradient_support="0.2",
+        rlstream_release_check_interval_s="0.5",
+        rlstream_launch_retry_interval_s="1",
+        rlstream_launcher="kubernetes",
+        rlstream_k8s_kubeconfig=str(kubeconfig),
+        rlstream_k8s_namespace=ns,
+        rlstream_k8s_gpus="0",
+    )
+    st.start("ingest", "grader", "curator")
+    convs = [conversation(f"r{i}", f"task{i % 8}", resolved=(i // 8) % 3 == 0) for i in range(60)]
+    asyncio.run(produce(st.bootstrap, st.topic(topics.CONVERSATIONS_RAW), encode(convs)))
+    assert asyncio.run(wait_for_count(st.bootstrap, st.topic(topics.DATASETS), 1, timeout=120))
+    time.sleep(3)  # a few retries, all refused
+    assert asyncio.run(_jobs(kube, ns)) == []
+    assert asyncio.run(pg(st.dsn, "SELECT run_id FROM runs")) == []
+
+    async def grant() -> None:
+        client = admin(kube)
+        await apply_chart_launcher_rbac(helm_bin, client, ns)
+        await client.close()
+
+    asyncio.run(grant())
+    deadline = time.monotonic() + 60
+    jobs: list[Any] = []
+    while not jobs and time.monotonic() < deadline:
+        jobs = asyncio.run(_jobs(kube, ns))
+        time.sleep(0.5)
+    assert len(jobs) == 1
+    rows = asyncio.run(pg(st.dsn, "SELECT status FROM runs"))
+    assert [r["status"] for r in rows] == ["launched"]
+    releases = asyncio.run(wait_for_count(st.bootstrap, st.topic(topics.DATASETS), 2, timeout=3))
+    assert len(releases) == 1  # retried the launch, not the release

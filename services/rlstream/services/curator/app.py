@@ -76,7 +76,7 @@ async def _start() -> None:
     await rt.start()
     await handler.mark_all_pending_dirty()
     _tasks.append(asyncio.create_task(handler.run_forever()))
-    _tasks.append(asyncio.create_task(handler.follow_runs()))
+    _tasks.append(asyncio.create_task(handler.training.follow_runs()))
 
 
 @app.after_startup

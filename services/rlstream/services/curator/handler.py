@@ -29,14 +29,14 @@ from rlstream.events import (
     DatasetProfile,
     DatasetReleased,
     LineageSummary,
-    TrainingRunEvent,
     topics,
 )
-from rlstream.launch import LaunchCoordinator, Launcher, LaunchRequest
+from rlstream.launch import Launcher
 from rlstream.observability.metrics import DATASETS_RELEASED, GRADIENT_SUPPORT, PENDING_ROLLOUTS
 from rlstream.rewards.scored import ScoredRollout
 from rlstream.services.curator.policy import pick_groups, pool_stats, should_release
 from rlstream.services.curator.settings import CuratorSettings
+from rlstream.services.curator.training import CuratorTraining
 from rlstream.storage import DatasetRecord, LineageEdge, rollout_group
 
 log = logging.getLogger("rlstream.services.curator")
@@ -60,7 +60,7 @@ class CuratorHandler:
         self.rt = rt
         self.settings = settings
         self.launcher = launcher
-        self._coordinator: LaunchCoordinator | None = None
+        self.training = CuratorTraining(rt, settings, launcher)
         self.dirty: set[Pair] = set()
         self._last_check: dict[Pair, float] = {}
         self._local_lock = asyncio.Lock()
@@ -106,6 +106,7 @@ class CuratorHandler:
             try:
                 await self.republish_unannounced()
                 await self.check_all()
+                await self.training.launch_unlaunched(self._announced)
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -279,54 +280,20 @@ class CuratorHandler:
         return held
 
     async def announce(self, event: DatasetReleased) -> None:
-        """Publish, launch, then remember it as announced (each step idempotent)."""
+        """Publish, remember it as announced, then launch (each step idempotent). A launch
+        that fails (API server down, 403) is retried by ``launch_unlaunched``; the
+        release is not published again for it."""
         box = self.rt.runner.outbox()
         await box.add(self.rt.topic(topics.DATASETS), event.dataset_id.encode(), event.dump_json())
         failures = await box.flush()
         if failures:
             raise failures[0][1]
-        coordinator = self.coordinator()
-        if coordinator is not None:
-            await coordinator.submit(LaunchRequest.from_release(event))
         if self.rt.redis is not None:
             await self.rt.redis.mark_seen(
                 [self.rt.redis.idem_key("dataset-announced", event.dataset_id)]
             )
         self._announced.add(event.dataset_id)
-
-    # ---- training runs -----------------------------------------------------------------
-
-    def coordinator(self) -> LaunchCoordinator | None:
-        """Budget check + launch + run tracking around the configured launcher."""
-        if self.launcher is None or self.launcher.name == "none":
-            return None
-        if self._coordinator is None:
-            self._coordinator = LaunchCoordinator(
-                self.launcher, self.rt.store, self.publish_training, self.settings
-            )
-        return self._coordinator
-
-    async def publish_training(self, event: TrainingRunEvent) -> None:
-        box = self.rt.runner.outbox()
-        await box.add(self.rt.topic(topics.TRAINING), event.run_id.encode(), event.dump_json())
-        failures = await box.flush()
-        if failures:
-            raise failures[0][1]
-
-    async def follow_runs(self, retry_s: float = 5.0) -> None:
-        """The launcher's watcher (Job conditions, child exit codes) -> runs + events."""
-        while True:
-            coordinator = self.coordinator()
-            if coordinator is None:
-                return
-            try:
-                await coordinator.follow()
-                return
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.warning("run follower failed; restarting", exc_info=True)
-            await asyncio.sleep(retry_s)
+        await self.training.launch(event)
 
     async def republish_unannounced(self, window_s: int = 86_400) -> int:
         rows = await self.rt.store.pool.fetch(

@@ -34,6 +34,9 @@ class CuratorSettings(ServiceSettings, LaunchSettings):
         description="pending rollouts read per release (whole groups, round robin): "
         "bounds the curator's memory however many rollouts curation leaves pending",
     )
+    launch_retry_interval_s: float = Field(
+        default=10.0, description="how often releases without a run are launched again"
+    )
     dataset_dir: Path | None = Field(default=None, description="default: <data_dir>/datasets")
     release_overrides: dict[str, Thresholds] = Field(
         default_factory=dict,

@@ -38,11 +38,20 @@ def write_models(path: Path, models: Iterable[BaseModel]) -> int:
 
 
 def read_models(path: Path, model: type[M]) -> Iterator[M]:
-    """Yield validated models; a bad line raises InputError naming file and line."""
-    with _open_text(path, "r") as fh:
-        for line_no, line in enumerate(fh, start=1):
-            if not line.strip():
+    """Yield validated models; a bad line (not UTF-8, not the model) raises InputError
+    naming file and line."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rb") as fh:
+        for line_no, raw in enumerate(fh, start=1):
+            if not raw.strip():
                 continue
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(
+                    f"{path}:{line_no}: not UTF-8 text (byte {exc.start}); expected a "
+                    f"{model.__name__} JSONL file written by an rlstream stage"
+                ) from exc
             try:
                 yield model.model_validate_json(line)
             except ValidationError as exc:

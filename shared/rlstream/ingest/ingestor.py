@@ -15,6 +15,7 @@ from typing import Any
 from rlstream import limits
 from rlstream.errors import InputError, SchemaViolation, TooManyRejectsError
 from rlstream.formats import parse_record
+from rlstream.formats._common import content_hash
 from rlstream.formats._fast import replaced
 from rlstream.ingest.models import IngestOptions, IngestSummary, Reject
 from rlstream.ingest.reader import EXCERPT, FileReader, RawItem, expand_paths, file_size
@@ -87,6 +88,7 @@ class IngestRun(Iterator[Transcript | Reject]):
         self.on_progress = on_progress
         # compact: these live for the whole run, so they must not cost ~70 B per record
         self._seen = CompactSeenSet()
+        self._contents = CompactSeenSet()  # id + content digest: tells redelivery from conflict
         self._groups = CompactSeenSet()
         self._it = self._run()
 
@@ -123,9 +125,21 @@ class IngestRun(Iterator[Transcript | Reject]):
             log.exception("unexpected error ingesting %s", item.source.label())
             reason = f"{type(exc).__name__}: {exc}"
             return self._reject(item.source, "internal_error", reason, _excerpt(item.record))
-        if self.options.dedupe and not self._seen.add(t.conversation_id):
-            s.duplicates += 1
-            return None
+        if self.options.dedupe:
+            cid = t.conversation_id
+            new_id = self._seen.add(cid)
+            new_content = self._contents.add(f"{cid}\x00{content_hash(item.record)}")
+            if not new_id and not new_content:  # the same record again (redelivery)
+                s.duplicates += 1
+                return None
+            if not new_id:  # same id, other content: say so instead of dropping it unseen
+                reason = (
+                    f"conversation id {cid!r} was already ingested with different content; "
+                    "this record was not ingested (give it its own id or fix the source)"
+                )
+                return self._reject(
+                    item.source, "duplicate_id_conflict", reason, _excerpt(item.record)
+                )
         s.ok += 1
         s.by_format[t.format] = s.by_format.get(t.format, 0) + 1
         rule = t.task_key_rule or "none"

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from rlstream.errors import ConfigError
 from rlstream.metrics.models import (
     FLAT,
     MIN_MEDIAN_N,
@@ -75,6 +76,8 @@ def summarise(
     resamples: int = 1000,
 ) -> GroupSummary:
     """Support, pass@k, pass^k, headroom, histogram and bootstrap CI for groups (n, c)."""
+    if k_max is not None and k_max < 1:
+        raise ConfigError(f"k_max must be at least 1, got {k_max}")
     graded = n >= 2
     gn, gc = n[graded], c[graded]
     mixed = (gc > 0) & (gc < gn)

@@ -8,7 +8,13 @@ import typer
 
 from rlstream.curation import CurateOptions, CurationResult, Manifest, curate, write_dataset
 from rlstream.jsonl import read_scored
-from rlstream.services.cli.common import console, friendly_errors, progress, require_files
+from rlstream.services.cli.common import (
+    console,
+    friendly_errors,
+    progress,
+    require_files,
+    require_nonempty,
+)
 from rlstream.settings import load_settings
 
 EXAMPLES = """
@@ -65,6 +71,7 @@ def curate_command(
 ) -> None:
     """Curate graded rollouts into a training dataset."""
     require_files([src])
+    require_nonempty(src, "graded rollouts JSONL (from rlstream grade)")
     options = CurateOptions(
         band=band,
         min_group_size=min_group_size,

@@ -14,7 +14,13 @@ from rlstream.jsonl import read_transcripts, write_models
 from rlstream.rewards.config import RewardConfig, load_reward_config
 from rlstream.rewards.registry import available_rewards
 from rlstream.rewards.scored import ScoredRollout
-from rlstream.services.cli.common import console, friendly_errors, progress, require_files
+from rlstream.services.cli.common import (
+    console,
+    friendly_errors,
+    progress,
+    require_files,
+    require_nonempty,
+)
 from rlstream.transcript import Transcript
 
 EXAMPLES = """
@@ -105,7 +111,10 @@ def grade(
     src: Path = typer.Option(..., "--in", help="transcripts JSONL from `rlstream ingest`"),
     out: Path = typer.Option(..., "--out", help="graded rollouts JSONL"),
     reward: str = typer.Option(
-        None, "--reward", help="reward name(s), comma separated, optional :weight"
+        None,
+        "--reward",
+        help="reward name(s), comma separated, optional :weight; one of: "
+        + ", ".join(available_rewards()),
     ),
     reward_config: Path = typer.Option(
         None, "--reward-config", help="YAML mapping agent -> rewards (see docs/rewards.md)"
@@ -116,7 +125,8 @@ def grade(
 ) -> None:
     """Grade transcripts with offline, versioned rewards."""
     require_files([src])
-    specs = resolve_specs(reward, reward_config)
+    specs = resolve_specs(reward, reward_config)  # flags first: they fail before any reading
+    require_nonempty(src, "transcripts JSONL (from rlstream ingest)")
     failures = failures or out.with_name(out.name + ".failures.jsonl")
     c = run_grade(src, out, failures, specs)
     console.print(

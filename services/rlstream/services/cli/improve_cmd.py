@@ -11,7 +11,8 @@ from rlstream.curation import CurateOptions
 from rlstream.ingest import IngestOptions
 from rlstream.metrics import Profile, render_profile
 from rlstream.metrics.plot import profile_svg
-from rlstream.services.cli.common import console, friendly_errors, out
+from rlstream.rewards.registry import available_rewards
+from rlstream.services.cli.common import console, expand_inputs, friendly_errors, out
 from rlstream.services.cli.curate_cmd import curate_file, summarise
 from rlstream.services.cli.grade_cmd import SpecResolver, resolve_specs, run_grade
 from rlstream.services.cli.ingest_cmd import (
@@ -37,6 +38,8 @@ EXAMPLES = """
 [bold]Examples[/]
 
 rlstream improve run --input logs/*.jsonl --reward customer_support --output out/
+
+rlstream improve run --input 'logs/**/*.jsonl.gz' export.json --reward outcome --output out/
 
 rlstream improve run --input runs.jsonl --messages-field traj --task-key-field task_id --label-field answer --reward gsm8k --output out/
 
@@ -84,9 +87,24 @@ def run_pipeline(
 @improve_app.command("run")
 @friendly_errors
 def improve_run(
-    inputs: list[Path] = typer.Option(..., "--input", help="log files (repeat the flag)"),
+    inputs: list[str] = typer.Option(
+        ...,
+        "--input",
+        metavar="PATH",
+        help="log files, folders or quoted globs; several may follow one --input",
+    ),
     output: Path = typer.Option(..., "--output", help="folder for every stage's output"),
-    reward: str = typer.Option(None, "--reward", help="reward name(s), comma separated"),
+    more: list[str] = typer.Argument(
+        None,
+        metavar="PATH",
+        help="more inputs (what the shell expands --input logs/*.jsonl into)",
+        show_default=False,
+    ),
+    reward: str = typer.Option(
+        None,
+        "--reward",
+        help="reward name(s), comma separated; one of: " + ", ".join(available_rewards()),
+    ),
     reward_config: Path = typer.Option(None, "--reward-config", help="YAML agent -> rewards"),
     fmt: FormatOpt = "auto",
     mapping: MappingOpt = None,
@@ -105,7 +123,8 @@ def improve_run(
         fmt, mapping, messages_field, id_field, task_key_field, outcome_field, label_field,
         near_dup_merge, max_rejects,
     )  # fmt: skip
-    run_pipeline([(inputs, options)], specs, output, CurateOptions(band=band))
+    files = expand_inputs([*inputs, *(more or [])])
+    run_pipeline([(files, options)], specs, output, CurateOptions(band=band))
 
 
 improve_run.__doc__ = (improve_run.__doc__ or "") + EXAMPLES

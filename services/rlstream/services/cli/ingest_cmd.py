@@ -11,7 +11,13 @@ from rlstream.errors import ConfigError
 from rlstream.formats import FORMATS, FieldMapping
 from rlstream.ingest import IngestOptions, IngestSummary, Reject, ingest_paths
 from rlstream.jsonl import write_models
-from rlstream.services.cli.common import console, friendly_errors, progress, require_files
+from rlstream.services.cli.common import (
+    console,
+    expand_inputs,
+    friendly_errors,
+    progress,
+    require_files,
+)
 
 EXAMPLES = """
 
@@ -90,6 +96,9 @@ def run_ingest(
                 advance(now - last)
                 last = now
     write_models(rejects, bad)
+    if run.summary.read == 0 and not bad:
+        names = ", ".join(str(p) for p in inputs)
+        raise ConfigError(f"the input is empty: no records in {names}")
     return run.summary
 
 
@@ -128,7 +137,9 @@ TaskKeyFieldOpt = Annotated[
 ]
 OutcomeFieldOpt = Annotated[str | None, typer.Option(help="dotted path to the logged outcome")]
 LabelFieldOpt = Annotated[str | None, typer.Option(help="dotted path to the gold label / answer")]
-NearDupOpt = Annotated[bool, typer.Option(help="merge near-identical openers into one task")]
+NearDupOpt = Annotated[
+    bool, typer.Option("--near-dup-merge", help="merge near-identical openers into one task")
+]
 MaxRejectsOpt = Annotated[
     int | None, typer.Option("--max-rejects", help="fail when more records are rejected")
 ]
@@ -136,7 +147,9 @@ MaxRejectsOpt = Annotated[
 
 @friendly_errors
 def ingest(
-    inputs: list[Path] = typer.Argument(..., help="log files: .json, .jsonl, optionally .gz"),
+    inputs: list[str] = typer.Argument(
+        ..., metavar="PATH...", help="log files (.json, .jsonl, optionally .gz), folders, globs"
+    ),
     out: Path = typer.Option(..., "--out", help="transcripts JSONL to write"),
     rejects: Path = typer.Option(
         None, "--rejects", help="rejects JSONL [default: OUT.rejects.jsonl]"
@@ -158,7 +171,7 @@ def ingest(
         near_dup_merge, max_rejects, redact,
     )  # fmt: skip
     rejects = rejects or out.with_name(out.name + ".rejects.jsonl")
-    summary = run_ingest(inputs, out, rejects, options)
+    summary = run_ingest(expand_inputs(inputs), out, rejects, options)
     print_summary(summary, out, rejects)
     if summary.ok == 0:
         raise ConfigError(

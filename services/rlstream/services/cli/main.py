@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 # Torch's OpenMP threads spin while they wait: on a shared or busy CPU that made batched
 # generation ~7x slower than one thread (measured); passive waiting keeps both cores useful.
@@ -11,7 +12,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import typer
 
-from rlstream.services.cli import db, services_cmd
+from rlstream.services.cli import common, db, services_cmd
 from rlstream.services.cli.curate_cmd import curate_command
 from rlstream.services.cli.demo_cmd import demo
 from rlstream.services.cli.eval_cmd import eval_command
@@ -42,6 +43,17 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
+
+@app.callback()
+def _global(
+    debug: bool = typer.Option(
+        False, "--debug", help="show the full traceback of an error (also RLSTREAM_DEBUG=1)"
+    ),
+) -> None:
+    if debug:
+        common.DEBUG = True
+
+
 app.command("ingest")(ingest)
 app.command("grade")(grade)
 app.command("profile")(profile)
@@ -58,8 +70,15 @@ app.add_typer(services_cmd.app, name="services")
 
 
 def run() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point: an error that escapes a command is still one line."""
+    try:
+        app()
+    except Exception as exc:  # commands not wrapped in friendly_errors
+        if common.DEBUG:
+            raise
+        code, line = common.error_line(exc)
+        common.console.print(line, markup=False, highlight=False, soft_wrap=True)
+        sys.exit(code)
 
 
 if __name__ == "__main__":

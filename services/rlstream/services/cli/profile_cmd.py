@@ -10,7 +10,13 @@ import typer
 from rlstream.jsonl import read_scored
 from rlstream.metrics import Profile, RolloutRow, profile_rows, render_profile
 from rlstream.metrics.plot import profile_svg
-from rlstream.services.cli.common import friendly_errors, out, progress, require_files
+from rlstream.services.cli.common import (
+    friendly_errors,
+    out,
+    progress,
+    require_files,
+    require_nonempty,
+)
 
 EXAMPLES = """
 
@@ -40,11 +46,14 @@ def profile_file(src: Path, *, k_max: int | None = None, endorsed: tuple[str, ..
 def profile(
     src: Path = typer.Option(..., "--in", help="graded rollouts JSONL from `rlstream grade`"),
     as_json: bool = typer.Option(False, "--json", help="print the profile as JSON"),
-    k_max: int = typer.Option(None, "--k-max", help="largest k for pass@k [default: max n]"),
+    k_max: int = typer.Option(
+        None, "--k-max", min=1, help="largest k for pass@k, >= 1 [default: max n]"
+    ),
     svg: Path = typer.Option(None, "--svg", help="also draw the histogram and pass@k curves"),
 ) -> None:
     """Gradient support, pass@k, headroom, a hack scan and a verdict for graded rollouts."""
     require_files([src])
+    require_nonempty(src, "graded rollouts JSONL (from rlstream grade)")
     p = profile_file(src, k_max=k_max)
     if svg is not None:
         svg.write_text(profile_svg(p))

@@ -1,7 +1,8 @@
 # rlstream developer entry points.
 #   make demo     venv + install, then run the end-to-end demo on embedded defaults
 #   make test     venv + install, build/fetch the real test servers, run every test tier
-#   make harness  only build/fetch the real test servers (Kafka, etcd, kube-apiserver, helm, redis)
+#   make harness  only build/fetch the real test servers (Kafka, etcd, kube-apiserver, helm, redis,
+#                 the node binaries and the container images for the cluster tier)
 SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -50,6 +51,9 @@ $(VENV)/.installed-base: pyproject.toml | $(PY)
 demo: $(VENV)/.installed-base
 	$(VENV)/bin/rlstream demo
 
-# Drop the downloaded jars and built binaries (a cold `make test` rebuilds them).
+# Drop the downloaded jars, built binaries and images (a cold `make test` rebuilds them).
+# The cache is ${RLSTREAM_CACHE_DIR:-~/.cache/rlstream}, outside the clone.
+CACHE_DIR ?= $(or $(RLSTREAM_CACHE_DIR),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/rlstream)
 clean-cache:
-	rm -rf .cache/bin .cache/kafka .cache/stamps .cache/etcd-build .cache/k8s-build
+	rm -rf $(CACHE_DIR)/bin $(CACHE_DIR)/kafka $(CACHE_DIR)/stamps $(CACHE_DIR)/etcd-build \
+	  $(CACHE_DIR)/k8s-build $(CACHE_DIR)/k8s-node-build $(CACHE_DIR)/images

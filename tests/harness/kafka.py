@@ -25,11 +25,13 @@ JAVA_OPTS = [
 class KafkaServer:
     """Broker+controller in one JVM; ``restart`` keeps ports and log dir."""
 
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, host: str = "127.0.0.1") -> None:
+        """``host``: the listener's address (the cluster tier uses one its pods can route to)."""
         self.workdir = workdir
-        self.port = free_port()
+        self.host = host
+        self.port = free_port(host)
         self.ctrl_port = free_port()
-        self.bootstrap = f"127.0.0.1:{self.port}"
+        self.bootstrap = f"{host}:{self.port}"
         self.log_path = workdir / "kafka.log"
         self.ready_s = 0.0
         self._props = workdir / "server.properties"
@@ -55,8 +57,8 @@ class KafkaServer:
             "process.roles": "broker,controller",
             "node.id": "1",
             "controller.quorum.voters": f"1@127.0.0.1:{self.ctrl_port}",
-            "listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{self.ctrl_port}",
-            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+            "listeners": f"PLAINTEXT://{self.host}:{self.port},CONTROLLER://127.0.0.1:{self.ctrl_port}",
+            "advertised.listeners": f"PLAINTEXT://{self.host}:{self.port}",
             "controller.listener.names": "CONTROLLER",
             "inter.broker.listener.name": "PLAINTEXT",
             "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
@@ -93,7 +95,7 @@ class KafkaServer:
             "kafka", self._java("kafka.Kafka", str(self._props)), self.log_path
         )
         self._proc.start()
-        self._proc.wait_ready(lambda: tcp_open(self.port), deadline_s)
+        self._proc.wait_ready(lambda: tcp_open(self.port, self.host), deadline_s)
         self._proc.wait_ready(self._cluster_ok, deadline_s)
         self.ready_s = time.monotonic() - t0
 

@@ -48,12 +48,25 @@ class KubeServer:
     """Connection info: ``server``, ``token``/``kubeconfig`` (admin, system:masters) and
     ``limited_token``/``limited_kubeconfig`` (an authenticated user with no RBAC grants)."""
 
-    def __init__(self, workdir: Path) -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        *,
+        host: str = "127.0.0.1",
+        service_cidr: str = "10.0.0.0/24",
+        with_controllers: bool = False,
+    ) -> None:
+        """``with_controllers``: a real node's control plane (kube-cluster tier): the
+        ServiceAccount admission and the ``kubernetes`` endpoint reconciler stay on, so pods
+        get tokens and reach this server at ``host`` (an address the node can route to)."""
         self.workdir = workdir
+        self.host = host
+        self.service_cidr = service_cidr
+        self.with_controllers = with_controllers
         self.etcd_port = free_port()
         self.etcd_peer_port = free_port()
-        self.port = free_port()
-        self.server = f"https://127.0.0.1:{self.port}"
+        self.port = free_port(host)
+        self.server = f"https://{host}:{self.port}"
         self.token = "admin-" + secrets.token_hex(16)
         self.limited_token = "limited-" + secrets.token_hex(16)
         self.limited_user = "rlstream-limited"
@@ -130,23 +143,28 @@ class KubeServer:
         )  # fmt: skip
         self._etcd.start()
         self._etcd.wait_ready(self._etcd_healthy, 60)
+        # The node's name doesn't resolve: reach kubelet (logs, exec) by its InternalIP.
+        mode: list[str] = ["--kubelet-preferred-address-types", "InternalIP"]
+        if not self.with_controllers:
+            # No controller creates ServiceAccounts, and the `kubernetes` Endpoints can't
+            # hold a loopback IP: turn both off.
+            mode = ["--disable-admission-plugins", "ServiceAccount",
+                    "--endpoint-reconciler-type", "none"]  # fmt: skip
         self._api = ManagedProcess(
             "kube-apiserver",
             [
                 str(cache_bin("kube-apiserver")),
                 "--etcd-servers", f"http://127.0.0.1:{self.etcd_port}",
-                "--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1",
+                "--bind-address", self.host, "--advertise-address", self.host,
                 "--secure-port", str(self.port), "--cert-dir", str(d / "certs"),
-                "--service-cluster-ip-range", "10.0.0.0/24",
+                "--service-cluster-ip-range", self.service_cidr,
                 "--service-account-issuer", self.server,
                 "--service-account-key-file", str(d / "sa.pub"),
                 "--service-account-signing-key-file", str(d / "sa.key"),
                 "--authorization-mode", "RBAC",
                 "--token-auth-file", str(d / "tokens.csv"),
-                "--disable-admission-plugins", "ServiceAccount",
                 "--allow-privileged=true", "--profiling=false",
-                # The `kubernetes` Endpoints can't hold a loopback IP: don't try.
-                "--endpoint-reconciler-type", "none",
+                *mode,
             ],
             self.log_path,
         )  # fmt: skip

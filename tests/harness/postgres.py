@@ -28,16 +28,20 @@ def _pg_bin() -> Path:
 
 
 class PostgresServer:
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, host: str = "127.0.0.1", allow_cidr: str = "") -> None:
+        """``host``/``allow_cidr``: listen there and trust clients from that subnet (the
+        cluster tier's pods); the default is loopback only."""
         self.workdir = workdir
-        self.port = free_port()
+        self.host = host
+        self.allow_cidr = allow_cidr
+        self.port = free_port(host)
         self.log_path = workdir / "postgres.log"
         self.ready_s = 0.0
         self._proc: ManagedProcess | None = None
         self._user: str | None = None
 
     def dsn(self, database: str = "postgres") -> str:
-        return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
+        return f"postgresql://postgres@{self.host}:{self.port}/{database}"
 
     def _prepare_user(self) -> None:
         if os.geteuid() != 0:
@@ -71,9 +75,12 @@ class PostgresServer:
                  "--encoding=utf8", "--no-sync", "--no-instructions"],
                 self.log_path, user=self._user, timeout=120,
             )  # fmt: skip
+            extra = [f"{self.host}/32", self.allow_cidr] if self.host != "127.0.0.1" else []
+            with open(pgdata / "pg_hba.conf", "a") as hba:
+                hba.writelines(f"host all all {net} trust\n" for net in extra if net)
         argv = [
             str(pgbin / "postgres"), "-D", str(pgdata), "-p", str(self.port),
-            "-h", "127.0.0.1", "-k", str(sockdir),
+            "-h", self.host, "-k", str(sockdir),
             "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
             "-c", "max_connections=200",
         ]  # fmt: skip

@@ -20,10 +20,10 @@ class ServerStartError(RuntimeError):
     """A server did not become ready before its deadline."""
 
 
-def free_port() -> int:
-    """Return a currently free TCP port on 127.0.0.1 (the kernel picks it)."""
+def free_port(host: str = "127.0.0.1") -> int:
+    """Return a currently free TCP port on ``host`` (the kernel picks it)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
+        s.bind((host, 0))
         return int(s.getsockname()[1])
 
 

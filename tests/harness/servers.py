@@ -14,25 +14,29 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .cluster import KubeCluster
+from .docker import DockerEngine
 from .kafka import KafkaServer
 from .kube import KubeServer
-from .paths import missing_reason
+from .paths import cache_dir, missing_reason
 from .postgres import PostgresServer
 from .redis import RedisServer
 
-SERVER_TIERS = ("kafka", "postgres", "redis", "k8s")
+SERVER_TIERS = ("kafka", "postgres", "redis", "k8s", "docker", "cluster")
 _FACTORIES: dict[str, Any] = {
     "kafka": KafkaServer,
     "postgres": PostgresServer,
     "redis": RedisServer,
     "k8s": KubeServer,
+    "docker": lambda _workdir: DockerEngine(cache_dir()),
+    "cluster": KubeCluster,
 }
 
 
 class Servers:
     def __init__(self, rundir: Path) -> None:
         self.rundir = rundir
-        self._pool = concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="rlstream-harness")
+        self._pool = concurrent.futures.ThreadPoolExecutor(6, thread_name_prefix="rlstream-harness")
         self._futures: dict[str, concurrent.futures.Future[Any]] = {}
         self._objs: dict[str, Any] = {}
         self._lock = threading.Lock()

@@ -4,16 +4,8 @@
 # kubernetes pins its staging modules at a non-existent v0.0.0 (kubernetes#79384).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
+source "$(dirname "${BASH_SOURCE[0]}")/k8s-version.sh"
 ETCD_VERSION="${ETCD_VERSION:-v3.6.16}"
-K8S_VERSION="${K8S_VERSION:-v1.36.3}"
-K8S_MINOR="$(echo "$K8S_VERSION" | cut -d. -f2)"
-STAGING_VERSION="v0.${K8S_MINOR}.$(echo "$K8S_VERSION" | cut -d. -f3)"
-BUILD_DATE="2026-01-01T00:00:00Z"
-LDF="-s -w -X k8s.io/component-base/version.gitVersion=${K8S_VERSION} \
--X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${K8S_MINOR} \
--X k8s.io/component-base/version.gitTreeState=clean -X k8s.io/component-base/version.buildDate=${BUILD_DATE} \
--X k8s.io/client-go/pkg/version.gitVersion=${K8S_VERSION} \
--X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=${K8S_MINOR}"
 
 build_etcd() {
   local h; h="$(stamp_hash etcd "$ETCD_VERSION" 2)"
@@ -50,18 +42,7 @@ build_apiserver() {
   rm -rf "$d" && mkdir -p "$d"
   (
     cd "$d"
-    go mod init local.invalid/k8sbins >/dev/null 2>&1
-    go mod edit -require="k8s.io/kubernetes@${K8S_VERSION}"
-    local gomod
-    gomod="$(go mod download -json "k8s.io/kubernetes@${K8S_VERSION}" \
-      | python3 -c 'import json,sys; print(json.load(sys.stdin)["GoMod"])')"
-    # Derive the staging replace list from kubernetes' own go.mod (never hard-code it).
-    local mods
-    mods="$(awk '$1 ~ /^k8s\.io\// && $2 == "v0.0.0" {print $1}' "$gomod" | sort -u)"
-    local args=()
-    for m in $mods; do args+=("-replace=${m}=${m}@${STAGING_VERSION}"); done
-    go mod edit "${args[@]}"
-    echo "[k8s] $(echo "$mods" | wc -w) staging replaces at $STAGING_VERSION"
+    k8s_wrapper_module
     cat > tools.go <<'GO'
 //go:build tools
 

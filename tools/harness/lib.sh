@@ -6,7 +6,8 @@ set -euo pipefail
 
 RLSTREAM_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 export RLSTREAM_ROOT
-CACHE="${RLSTREAM_CACHE_DIR:-$RLSTREAM_ROOT/.cache}"
+# Default outside the clone, so a fresh clone on a reused machine (CI) builds warm.
+CACHE="${RLSTREAM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/rlstream}"
 mkdir -p "$CACHE/bin" "$CACHE/stamps" "$CACHE/locks"
 CACHE="$(cd "$CACHE" && pwd)"
 export RLSTREAM_CACHE_DIR="$CACHE"

@@ -45,7 +45,7 @@ def _instructions(path: Path) -> list[tuple[str, str]]:
     return out
 
 
-@pytest.mark.parametrize("name", ["Dockerfile", "Dockerfile.gpu"])
+@pytest.mark.parametrize("name", ["Dockerfile", "Dockerfile.gpu", "Dockerfile.trainer-cpu"])
 def test_dockerfiles_parse_and_copy_existing_paths(name: str) -> None:
     known = {"FROM", "ARG", "ENV", "RUN", "COPY", "WORKDIR", "USER", "EXPOSE", "ENTRYPOINT", "CMD"}
     ins = _instructions(ROOT / "docker" / name)

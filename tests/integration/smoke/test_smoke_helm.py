@@ -58,26 +58,90 @@ def test_kube_version_constraint_is_enforced(helm_bin: Path) -> None:
 def test_template_renders_expected_objects(helm_bin: Path) -> None:
     docs = _render(helm_bin)
     kinds = sorted((d["kind"], d["metadata"]["name"]) for d in docs)
-    assert kinds == [
-        ("ConfigMap", "rls-rlstream-config"),
-        ("Deployment", "rls-rlstream-curator"),
-        ("Deployment", "rls-rlstream-grader"),
-        ("Deployment", "rls-rlstream-ingest"),
-        ("Role", "rls-rlstream-job-launcher"),
-        ("RoleBinding", "rls-rlstream-job-launcher"),
-        ("ServiceAccount", "rls-rlstream-job-launcher"),
+    per_service = [
+        (kind, f"rls-rlstream-{svc}")
+        for svc in ("curator", "grader", "ingest")
+        for kind in ("Deployment", "PodDisruptionBudget", "Service", "ServiceAccount")
     ]
+    assert kinds == sorted(
+        [
+            ("ConfigMap", "rls-rlstream-config"),
+            ("ConfigMap", "rls-rlstream-training"),
+            ("NetworkPolicy", "rls-rlstream"),
+            ("PersistentVolumeClaim", "rls-rlstream-artifacts"),
+            ("Pod", "rls-rlstream-test-health"),
+            ("Role", "rls-rlstream-job-launcher"),
+            ("RoleBinding", "rls-rlstream-job-launcher"),
+            ("ServiceAccount", "rls-rlstream-trainer"),
+            *per_service,
+        ]
+    )
     for d in docs:
         if d["kind"] == "Deployment":
-            c = d["spec"]["template"]["spec"]["containers"][0]
+            pod = d["spec"]["template"]["spec"]
+            c = pod["containers"][0]
             assert c["livenessProbe"]["httpGet"]["path"] == "/healthz"
             assert c["readinessProbe"]["httpGet"]["path"] == "/readyz"
+            # Hardened: non-root, read-only root, no capabilities, RuntimeDefault seccomp.
+            assert pod["securityContext"]["runAsNonRoot"] is True
+            assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+            sc = c["securityContext"]
+            assert sc["readOnlyRootFilesystem"] is True and sc["capabilities"]["drop"] == ["ALL"]
+            assert sc["allowPrivilegeEscalation"] is False
+            component = d["metadata"]["labels"]["app.kubernetes.io/component"]
+            assert pod["serviceAccountName"] == f"rls-rlstream-{component}"
+            # Only the curator (launcher) calls the API server and mounts a token.
+            assert pod["automountServiceAccountToken"] is (component == "curator")
     role = next(d for d in docs if d["kind"] == "Role")
     assert {"create", "watch"} <= set(role["rules"][0]["verbs"])
     assert role["rules"][0]["resources"] == ["jobs"]
     # A disabled service really disappears.
     off = _render(helm_bin, "--set", "services.grader.enabled=false")
     assert "rls-rlstream-grader" not in {d["metadata"]["name"] for d in off}
+
+
+@pytest.mark.helm
+def test_optional_parts_render(helm_bin: Path) -> None:
+    docs = _render(
+        helm_bin,
+        "--set", "services.evaluator.enabled=true",
+        "--set", "evaluator.inferenceDeployment=vllm-server",
+        "--set", "autoscaling.enabled=true",
+        "--set", "training.gpu.enabled=false",
+        "--set", "networkPolicy.enabled=false",
+    )  # fmt: skip
+    by = {(d["kind"], d["metadata"]["name"]): d for d in docs}
+    ev = by[("Deployment", "rls-rlstream-evaluator")]["spec"]["template"]["spec"]
+    assert ev["containers"][0]["command"][2] == "rlstream.services.evaluator.app:app"
+    assert ev["automountServiceAccountToken"] is True
+    promoter = by[("Role", "rls-rlstream-promoter")]
+    assert promoter["rules"] == [
+        {
+            "apiGroups": ["apps"],
+            "resources": ["deployments"],
+            "resourceNames": ["vllm-server"],
+            "verbs": ["get", "patch"],
+        }
+    ]
+    hpa = by[("HorizontalPodAutoscaler", "rls-rlstream-grader")]
+    assert hpa["spec"]["metrics"][0]["external"]["metric"]["name"] == "kafka_consumergroup_lag"
+    assert "replicas" not in by[("Deployment", "rls-rlstream-grader")]["spec"]
+    training = by[("ConfigMap", "rls-rlstream-training")]["data"]
+    assert training["RLSTREAM_K8S_GPUS"] == "0" and training["RLSTREAM_K8S_TOLERATIONS"] == "[]"
+    assert training["RLSTREAM_K8S_ARTIFACT_PVC"] == "rls-rlstream-artifacts"
+    assert training["RLSTREAM_K8S_SERVICE_ACCOUNT"] == "rls-rlstream-trainer"
+    assert ("NetworkPolicy", "rls-rlstream") not in by
+
+
+@pytest.mark.helm
+def test_values_schema_rejects_unknown_and_bad_values(helm_bin: Path) -> None:
+    for bad in ("imag.tag=x", "services.bogus.enabled=true", "config.logLevel=LOUD",
+                "training.jobPrefix=Bad_Prefix", "http.port=0"):  # fmt: skip
+        res = subprocess.run(
+            [str(helm_bin), "template", "rls", str(CHART), "--set", bad],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert res.returncode != 0 and "values don't meet the specifications" in res.stderr, bad
 
 
 @pytest.mark.helm
@@ -117,13 +181,11 @@ def test_helm_install_into_test_apiserver(helm_bin: Path, kube: Any) -> None:
     assert code == 200
     names = {d["metadata"]["name"] for d in yaml.safe_load(body)["items"]}
     assert names == {"rls-rlstream-ingest", "rls-rlstream-grader", "rls-rlstream-curator"}
-    can = _can_i(
-        kube, ns, f"system:serviceaccount:{ns}:rls-rlstream-job-launcher", "create", "jobs"
-    )
-    cannot = _can_i(
-        kube, ns, f"system:serviceaccount:{ns}:rls-rlstream-job-launcher", "create", "secrets"
-    )
-    assert can is True and cannot is False
+    curator = f"system:serviceaccount:{ns}:rls-rlstream-curator"
+    assert _can_i(kube, ns, curator, "create", "jobs") is True
+    assert _can_i(kube, ns, curator, "create", "secrets") is False
+    grader = f"system:serviceaccount:{ns}:rls-rlstream-grader"
+    assert _can_i(kube, ns, grader, "create", "jobs") is False
 
 
 def _can_i(kube: Any, ns: str, user: str, verb: str, resource: str) -> bool:

@@ -1,0 +1,3 @@
+module local.invalid/pause
+
+go 1.22

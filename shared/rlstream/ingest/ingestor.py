@@ -20,6 +20,7 @@ from rlstream.formats._fast import replaced
 from rlstream.ingest.models import IngestOptions, IngestSummary, Reject
 from rlstream.ingest.reader import EXCERPT, FileReader, RawItem, expand_paths, file_size
 from rlstream.ingest.seen import CompactSeenSet
+from rlstream.pii.fields import redact_fields
 from rlstream.pii.redact import Redactor, redact_transcript
 from rlstream.taskkey.resolve import TaskKeyResolver
 from rlstream.transcript.model import SourceRef, Transcript
@@ -54,6 +55,8 @@ class Ingestor:
                 for kind, n in redactor.found.items():
                     self.pii_found[kind] = self.pii_found.get(kind, 0) + n
             t = self.resolver.apply(t, raw=record)
+            if self.options.redact:  # ids, names, keys: see rlstream.pii.fields, docs/pii.md
+                t = redact_fields(t)
         except RecursionError as exc:
             raise SchemaViolation("record is nested too deeply to ingest") from exc
         if source is not None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from rlstream.curation import CurateOptions, curate, write_dataset
 from rlstream.curation.heldout import HeldoutRule
+from rlstream.pii.fields import safe_id
 from rlstream.rewards.scored import ScoredRollout
 
 
@@ -30,6 +31,9 @@ class Sealed:
 
 
 def _safe(name: str) -> str:
+    """A folder name for an agent: its PII-free id (ingest hashed it already; this also
+    covers a transcript published straight onto the topic), file-system safe."""
+    name = safe_id(name) or ""
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "default"
 
 

@@ -20,6 +20,7 @@ from rlstream.delivery.runtime import Runtime
 from rlstream.errors import MessageTooLarge, ParseError, UnknownFormatError
 from rlstream.events import RawTurnDelta, topics
 from rlstream.observability.metrics import OPEN_CONVERSATIONS
+from rlstream.pii.fields import redact_str, safe_id
 from rlstream.transcript import SourceRef, Transcript
 
 log = logging.getLogger("rlstream.services.ingest")
@@ -137,7 +138,10 @@ class IngestHandler:
                 except Exception as exc:
                     log.warning(
                         "idle conversation rejected",
-                        extra={"conversation_id": conv.conversation_id, "error": repr(exc)},
+                        extra={
+                            "conversation_id": safe_id(conv.conversation_id),
+                            "error": redact_str(repr(exc))[:500],
+                        },
                     )
                     await self.rt.runner.dead_letter(
                         [reject_or_retry(_Synthetic(conv.source), exc)]

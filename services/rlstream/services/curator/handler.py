@@ -32,7 +32,12 @@ from rlstream.events import (
     topics,
 )
 from rlstream.launch import Launcher
-from rlstream.observability.metrics import DATASETS_RELEASED, GRADIENT_SUPPORT, PENDING_ROLLOUTS
+from rlstream.observability.metrics import (
+    DATASETS_RELEASED,
+    GRADIENT_SUPPORT,
+    PENDING_ROLLOUTS,
+    BoundedLabel,
+)
 from rlstream.rewards.scored import ScoredRollout
 from rlstream.services.curator.policy import pick_groups, pool_stats, should_release
 from rlstream.services.curator.settings import CuratorSettings
@@ -65,6 +70,8 @@ class CuratorHandler:
         self._last_check: dict[Pair, float] = {}
         self._local_lock = asyncio.Lock()
         self._announced: set[str] = set()
+        allowed = (*settings.metric_agents, *settings.release_overrides)
+        self.agent_label = BoundedLabel(allowed, settings.metric_agents_auto_max)
         # per pair: the task key a capped read stopped at, and the pending count that a
         # release which read the whole pool left behind (curation kept none of those)
         self._cursor: dict[Pair, str | None] = {}
@@ -143,8 +150,10 @@ class CuratorHandler:
         pair = (agent, reward_spec)
         groups = await self.rt.store.group_stats(agent, reward_spec, pending_only=True)
         stats = pool_stats(groups)
-        GRADIENT_SUPPORT.labels(agent, reward_spec).set(stats.gradient_support)
-        PENDING_ROLLOUTS.labels(agent, reward_spec).set(stats.rollouts)
+        label = self.agent_label(agent)
+        if label != BoundedLabel.OTHER:  # a gauge cannot sum agents: "other" has none
+            GRADIENT_SUPPORT.labels(label, reward_spec).set(stats.gradient_support)
+            PENDING_ROLLOUTS.labels(label, reward_spec).set(stats.rollouts)
         min_rollouts, min_groups, min_support = s.thresholds_for(agent)
         if not should_release(
             stats, min_rollouts=min_rollouts, min_groups=min_groups, min_support=min_support
@@ -262,7 +271,7 @@ class CuratorHandler:
             ]
         await self.rt.store.add_lineage(edges)
         await self.announce(event)
-        DATASETS_RELEASED.labels(agent, reward_spec).inc()
+        DATASETS_RELEASED.labels(self.agent_label(agent), reward_spec).inc()
         log.info("dataset released", extra={"dataset_id": event.dataset_id, "rollouts": len(ids)})
         return event
 

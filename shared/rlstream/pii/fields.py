@@ -17,6 +17,7 @@ it useful:
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 from rlstream.formats._fast import replaced
@@ -32,16 +33,20 @@ _SEP = re.compile(r"[-_:/|.]")
 _GLUE = re.compile(r"[-_:/|]")
 
 
+@lru_cache(maxsize=16384)
 def has_pii(value: str) -> bool:
-    """PII anywhere in an identifier-like string.
+    """PII anywhere in an identifier-like string (cached: agents and models repeat).
 
     Detectors refuse matches glued to word characters or dashes (``v-123-45-6789``,
-    ``jane@example.com-0``) to spare prose; identifiers are glued by design, so the value is
-    also checked with separators as spaces and from just after each separator.
+    ``jane@example.com-0``) to spare prose; identifiers are glued by design, so a value
+    that could hold an address or a number (an ``@`` or 4+ digits) is also checked with
+    separators as spaces and from just after each separator.
     """
     if find_spans(value):
         return True
     if len(value) < 7 or not _SEP.search(value):
+        return False
+    if "@" not in value and sum(c.isdigit() for c in value) < 4:
         return False
     if find_spans(_GLUE.sub(" ", value)):
         return True
@@ -134,6 +139,13 @@ def redact_str(s: str) -> str:
     return Redactor().text(s)
 
 
+class _LazyRedactor(Redactor):
+    """Most transcripts need no key redaction: skip building placeholder tables for them."""
+
+    def text(self, s: str) -> str:
+        return super().text(s) if find_spans(s) else s
+
+
 _ID_FIELDS = ("conversation_id", "agent", "model", "agent_version", "policy_version", "task_key")
 _KEYED_FIELDS = ("metadata", "outcome", "label")
 
@@ -141,7 +153,7 @@ _KEYED_FIELDS = ("metadata", "outcome", "label")
 def redact_fields(t: Transcript, r: Redactor | None = None) -> Transcript:
     """Apply the per-field policy to a transcript whose text is already redacted:
     identifiers and names with PII become stable hashes, dict keys are redacted."""
-    r = r if r is not None else Redactor()
+    r = r if r is not None else _LazyRedactor()
     upd: dict[str, Any] = {}
     for name in _ID_FIELDS:
         v = getattr(t, name)

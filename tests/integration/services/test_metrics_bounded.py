@@ -23,7 +23,7 @@ def test_metric_labels_are_bounded_by_the_allow_list(make_stack) -> None:
         rlstream_metric_agents_auto_max="0",
         rlstream_release_check_interval_s="0.2",
     )
-    ingest, grader, curator = st.start("ingest", "grader", "curator")
+    *_, curator = st.start("ingest", "grader", "curator")
     recs = [
         (f"m{i}".encode(), orjson.dumps(conversation(f"m{i}", "t1", True, agent=f"agent-{i}")), [])
         for i in range(200)

@@ -13,6 +13,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import typer
 
 from rlstream.services.cli import common, db, services_cmd
+from rlstream.services.cli.chat_cmd import chat
 from rlstream.services.cli.curate_cmd import curate_command
 from rlstream.services.cli.demo_cmd import demo
 from rlstream.services.cli.eval_cmd import eval_command
@@ -65,6 +66,7 @@ app.command("train")(train)
 app.command("eval")(eval_command)
 app.command("promote")(promote)
 app.command("lineage")(lineage)
+app.command("chat")(chat)
 app.add_typer(db.app, name="db")
 app.add_typer(services_cmd.app, name="services")
 

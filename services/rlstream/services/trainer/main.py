@@ -144,6 +144,11 @@ class _Publisher:
 
 
 async def run(args: argparse.Namespace, settings: TrainerSettings) -> int:
+    try:
+        spec = _spec(args, settings)  # before any connection: a bad dataset fails fast
+    except BadConfig as e:
+        log.error("bad configuration: %s", e)
+        return EXIT_BAD_CONFIG
     from rlstream.storage import Store, upgrade
     from rlstream.storage.embedded import resolve_dsn
 
@@ -154,11 +159,6 @@ async def run(args: argparse.Namespace, settings: TrainerSettings) -> int:
     await publish.start()
     tracker = RunTracker(store, publish, settings.launcher_name)
     try:
-        try:
-            spec = _spec(args, settings)
-        except BadConfig as e:
-            log.error("bad configuration: %s", e)
-            return EXIT_BAD_CONFIG
         await tracker.advance(spec, "started")
         Path(spec.output_dir).mkdir(parents=True, exist_ok=True)
         try:
@@ -170,14 +170,11 @@ async def run(args: argparse.Namespace, settings: TrainerSettings) -> int:
             log.exception("training failed")
             await tracker.advance(spec, "failed", f"{type(e).__name__}: {e}")
             return EXIT_FAILED
-        metrics = {
-            "steps": getattr(result, "steps", None),
-            "backend": getattr(result, "backend", None),
-        }
-        if getattr(result, "status", None) == "succeeded":
+        metrics = {**result.metrics, "steps": result.steps, "adapter_dir": result.adapter_dir}
+        if result.status == "succeeded":
             await tracker.advance(spec, "succeeded", metrics=metrics)
             return 0
-        await tracker.advance(spec, "failed", getattr(result, "reason", None) or "failed", metrics)
+        await tracker.advance(spec, "failed", result.reason or "failed", metrics)
         return EXIT_FAILED
     finally:
         await publish.stop()

@@ -35,7 +35,8 @@ class TrainConfig(_Frozen):
 
     method: MethodChoice = "auto"
     max_steps: int = Field(default=20, ge=1)
-    learning_rate: float = Field(default=5e-4, gt=0)
+    #: None = the method's default (METHOD_DEFAULTS: LoRA-sized rates)
+    learning_rate: float | None = Field(default=None, gt=0)
     batch_size: int = Field(default=8, ge=1)
     gradient_accumulation_steps: int = Field(default=1, ge=1)
     max_length: int = Field(default=256, ge=16)
@@ -47,13 +48,39 @@ class TrainConfig(_Frozen):
     num_generations: int = Field(default=4, ge=2)
     max_new_tokens: int = Field(default=64, ge=1)
     temperature: float = Field(default=1.0, gt=0)
-    #: DPO / GRPO KL strength (TRL's ``beta``)
-    beta: float = Field(default=0.1, ge=0)
+    #: DPO / GRPO KL strength (TRL's ``beta``); None = the method's default
+    beta: float | None = Field(default=None, ge=0)
     #: "auto" = cuda when available, else cpu
     device: Literal["auto", "cpu", "cuda"] = "auto"
     log_every: int = Field(default=1, ge=1)
+    #: the grader's reward config (rewards.yaml), for GRPO reward specs whose options
+    #: (e.g. a policy file) their id cannot carry
+    reward_config: str | None = None
     #: extra backend flags, ``--flag=value`` (builtin: TRL config fields; openrlhf: argv)
     backend_args: tuple[str, ...] = ()
+
+
+#: per-method defaults for the fields left None (LoRA rates; TRL's KL strengths)
+METHOD_DEFAULTS: dict[str, dict[str, float]] = {
+    "sft": {"learning_rate": 5e-4, "beta": 0.0},
+    "dpo": {"learning_rate": 5e-5, "beta": 0.1},
+    "grpo": {"learning_rate": 5e-5, "beta": 0.0},
+}
+
+
+def method_of(config: TrainConfig) -> TrainMethod:
+    """The resolved method; backends get a config whose method is never "auto"."""
+    if config.method == "auto":
+        raise TrainingError("the method must be resolved before a backend sees the config")
+    return config.method
+
+
+def effective(config: TrainConfig) -> tuple[float, float]:
+    """(learning_rate, beta) for ``config.method`` (which must be resolved)."""
+    d = METHOD_DEFAULTS[method_of(config)]
+    lr = config.learning_rate if config.learning_rate is not None else d["learning_rate"]
+    beta = config.beta if config.beta is not None else d["beta"]
+    return lr, beta
 
 
 class TrainPlan(_Frozen):

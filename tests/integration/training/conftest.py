@@ -24,3 +24,21 @@ def base_model() -> Path:
     from rlstream.training import ensure_base_model
 
     return ensure_base_model()
+
+
+@pytest.fixture(scope="session")
+def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``rlstream demo``'s folder: sample logs, graded rollouts, the curated dataset."""
+    from typer.testing import CliRunner
+
+    from rlstream.services.cli.main import app
+
+    folder = tmp_path_factory.mktemp("demo")
+    result = CliRunner().invoke(app, ["demo", "--dir", str(folder)])
+    assert result.exit_code == 0, result.output
+    return folder
+
+
+@pytest.fixture(scope="session")
+def demo_dataset(demo_dir: Path) -> Path:
+    return demo_dir / "out" / "dataset"

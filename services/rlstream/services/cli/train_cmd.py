@@ -1,36 +1,231 @@
-"""``rlstream train``: checks a dataset; the training backends are not in this release yet."""
+"""``rlstream train``: train a LoRA adapter on a curated dataset, here or on Kubernetes.
+
+Thin: the work is :func:`rlstream.training.train` (in this process) or the
+``rlstream.launch`` Kubernetes launcher; this module parses options, shows progress and
+prints the summary.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Annotated, Any
 
 import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
 
-from rlstream.curation import verify_dataset
-from rlstream.services.cli.common import EXIT_USAGE, console, friendly_errors
+from rlstream.errors import ConfigError
+from rlstream.services.cli.common import EXIT_DATA, console, friendly_errors, out
+
+EXAMPLES = """
+Examples:
+
+  rlstream train --dataset demo/out/dataset --method sft --max-steps 20
+
+  rlstream train --dataset . --dry-run
+
+  rlstream train --dataset ds/ --method grpo --reward-config rewards.yaml --max-steps 5
+
+  rlstream train --dataset ds/ --backend-arg=--lr_scheduler_type=cosine
+
+  rlstream train --dataset ds/ --launcher kubernetes --dry-run
+"""
 
 
 @friendly_errors
 def train(
-    dataset: Path = typer.Option(..., "--dataset", help="a dataset folder from `rlstream curate`"),
-    method: str = typer.Option("grpo", "--method", help="grpo | dpo | sft"),
+    dataset: Annotated[Path, typer.Option("--dataset", help="a dataset folder from curate")],
+    method: Annotated[str, typer.Option(help="auto (the dataset's pick) | sft | dpo | grpo")] = (
+        "auto"
+    ),
+    backend: Annotated[str, typer.Option(help="builtin (TRL, CPU/1 GPU) | openrlhf")] = "builtin",
+    model: Annotated[
+        str | None, typer.Option(help="base model dir or hub id (default: SmolLM2-135M)")
+    ] = None,
+    max_steps: Annotated[int, typer.Option(min=1, help="optimizer steps")] = 20,
+    output: Annotated[Path | None, typer.Option(help="run folder (default: runs/<run id>)")] = None,
+    launcher: Annotated[str, typer.Option(help="local (this process) | kubernetes")] = "local",
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="print the plan, train nothing")] = (
+        False
+    ),
+    backend_arg: Annotated[
+        list[str] | None,
+        typer.Option("--backend-arg", help="--flag=value passed to the backend (repeatable)"),
+    ] = None,
+    reward_config: Annotated[
+        Path | None, typer.Option(help="the grader's rewards.yaml (GRPO specs with options)")
+    ] = None,
+    batch_size: Annotated[int, typer.Option(min=1)] = 8,
+    learning_rate: Annotated[float | None, typer.Option(help="default: per method")] = None,
+    max_length: Annotated[int, typer.Option(min=16, help="tokens per training row")] = 256,
+    seed: int = 0,
 ) -> None:
-    """Verify a curated dataset for training (backends: TRL built-in, OpenRLHF on GPU).
+    """Train a LoRA adapter on a curated dataset (TRL built-in on CPU/one GPU, or OpenRLHF).
 
-    This release verifies the dataset (every file's sha256 against manifest.json) and then
-    stops: the TRL and OpenRLHF backends and the Kubernetes launcher come with the training
-    work. Until then, next_steps.md in the dataset folder has the exact TRL / OpenRLHF usage.
+    Writes OUTPUT/adapter/ (safetensors), OUTPUT/metrics.json (the loss/reward curve,
+    tokens/s, wall time) and OUTPUT/run.json (lineage: dataset sha256, base model hash,
+    backend version, config and argv hashes).
     """
-    manifest = verify_dataset(dataset)
-    file = f"{method}.jsonl"
-    if file not in manifest.files:
-        console.print(
-            f"[bold red]error:[/] {dataset} has no {file}; it has {sorted(manifest.files)}"
-        )
-        raise typer.Exit(EXIT_USAGE)
-    console.print(
-        f"dataset {manifest.dataset_id[:16]} verified ({file}: {manifest.files[file].rows} rows). "
-        "Training backends are not part of this release; see "
-        f"{dataset / 'next_steps.md'} for the TRL / OpenRLHF commands."
+    from rlstream.training import TrainConfig
+
+    if launcher not in ("local", "kubernetes"):
+        raise ConfigError(f"--launcher must be local or kubernetes, not {launcher!r}")
+    config = TrainConfig(
+        method=method,  # validated by pydantic
+        max_steps=max_steps,
+        batch_size=batch_size,
+        learning_rate=learning_rate,
+        max_length=max_length,
+        seed=seed,
+        backend_args=tuple(backend_arg or ()),
+        reward_config=str(reward_config) if reward_config else None,
     )
-    raise typer.Exit(EXIT_USAGE)
+    if launcher == "kubernetes":
+        _kubernetes(dataset, config, backend, model, dry_run)
+        return
+    if dry_run:
+        _dry_run(dataset, config, backend, model, output)
+        return
+    _local(dataset, config, backend, model, output)
+
+
+train.__doc__ = (train.__doc__ or "") + EXAMPLES
+
+
+def _default_output(dataset: Path, config: Any, backend: str) -> Path:
+    from rlstream.training.data import load_manifest, resolve_method
+    from rlstream.training.run import default_run_id
+
+    manifest = load_manifest(dataset)
+    cfg = config.model_copy(update={"method": resolve_method(manifest, config.method)})
+    return Path("runs") / default_run_id(manifest.dataset_id, cfg, backend)
+
+
+def _dry_run(
+    dataset: Path, config: Any, backend: str, model: str | None, output: Path | None
+) -> None:
+    from rlstream.training import plan
+
+    target = output or _default_output(dataset, config, backend)
+    p = plan(dataset, output_dir=target, config=config, backend=backend, base_model=model)
+    out.print(f"[bold]{p.backend}[/] {p.method} on {p.dataset_dir} -> {p.output_dir}")
+    out.print(f"base model: {p.base_model}")
+    for k, v in p.summary.items():
+        out.print(f"  {k}: {v}")
+    if p.argv:
+        out.print("argv:")
+        out.print("  " + " \\\n    ".join(p.argv), soft_wrap=True, markup=False)
+    for name, text in p.files.items():
+        out.print(f"file {name} ({len(text)} bytes)")
+
+
+def _local(
+    dataset: Path, config: Any, backend: str, model: str | None, output: Path | None
+) -> None:
+    os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    from rlstream.training import train as run_training
+
+    target = output or _default_output(dataset, config, backend)
+    columns = [
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[info]}"),
+        TimeElapsedColumn(),
+    ]
+    with Progress(*columns, console=console, transient=True) as bar:
+        task = bar.add_task("loading model", total=config.max_steps, info="")
+
+        def on_step(step: int, total: int, logs: Mapping[str, float]) -> None:
+            info = "  ".join(f"{k} {logs[k]:.4g}" for k in ("loss", "reward") if k in logs)
+            bar.update(task, completed=step, total=total, description="training", info=info)
+
+        result = run_training(
+            dataset, output_dir=target, config=config, backend=backend, base_model=model,
+            progress=on_step,
+        )  # fmt: skip
+    _summary(result)
+    if result.status != "succeeded":
+        console.print(f"[bold red]error:[/] training failed: {result.reason}")
+        raise typer.Exit(EXIT_DATA)
+
+
+def _summary(result: Any) -> None:
+    m = result.metrics
+    t = Table(title=f"run {result.run_id}", show_header=False)
+    t.add_row("status", result.status)
+    t.add_row("backend / method", f"{result.backend} / {result.method}")
+    t.add_row("steps", str(result.steps))
+    if m.get("first_loss") is not None:
+        t.add_row("loss first -> last", f"{m['first_loss']:.4f} -> {m['last_loss']:.4f}")
+    if m.get("reward"):
+        r = m["reward"]
+        t.add_row(
+            "reward samples", f"{r['samples']} graded, {r['passed']} passed, {r['errors']} errors"
+        )
+    for reason, n in (m.get("skipped_rows") or {}).items():
+        t.add_row("skipped rows", f"{n}: {reason}")
+    t.add_row("tokens/s", f"{m.get('tokens_per_second', 0):,.1f} ({m.get('tokens', 0):,} tokens)")
+    t.add_row(
+        "train / wall", f"{m.get('train_seconds', 0):.1f} s / {m.get('wall_seconds', 0):.1f} s"
+    )
+    t.add_row("output", result.output_dir)
+    out.print(t)
+
+
+def _kubernetes(dataset: Path, config: Any, backend: str, model: str | None, dry_run: bool) -> None:
+    """Plan the run as the curator would and create (or print) its Kubernetes Job."""
+    try:
+        from rlstream.launch import LaunchRequest, LaunchSettings, plan_run
+        from rlstream.launch.k8s_manifest import job_manifest
+        from rlstream.training.budget import budget_for_dataset
+    except ImportError as exc:
+        raise ConfigError(
+            f"the kubernetes launcher is not available in this build ({exc})"
+        ) from exc
+    import yaml
+
+    from rlstream.training.data import load_manifest, resolve_method
+
+    manifest = load_manifest(dataset)
+    method = resolve_method(manifest, config.method)
+    settings = LaunchSettings()
+    request = LaunchRequest(
+        dataset_id=manifest.dataset_id,
+        agent="default",
+        reward_spec=manifest.reward_specs[0] if manifest.reward_specs else "unknown",
+        path=str(dataset.resolve()),
+        sha256=manifest.dataset_id,
+        method=method,
+    )
+    spec = plan_run(
+        request, runs_dir=settings.runs_path(), backend=backend, base_model=model,
+        max_steps=config.max_steps,
+    )  # fmt: skip
+    decision = budget_for_dataset(dataset, method, model, settings)
+    est = decision.estimate
+    console.print(
+        f"budget: {est.gpu_hours:.3f} GPU-hours estimated ({'ok' if decision.ok else decision.reason})"
+    )
+    if dry_run:
+        out.print(yaml.safe_dump(job_manifest(spec, settings), sort_keys=False), markup=False)
+        return
+    if not decision.ok:
+        console.print(f"[bold red]error:[/] over budget: {decision.reason}")
+        raise typer.Exit(EXIT_DATA)
+    from rlstream.launch import load_launcher
+
+    async def go() -> Any:
+        k8s = load_launcher("kubernetes", settings)
+        try:
+            return await k8s.launch(spec)
+        finally:
+            await k8s.close()
+
+    res = asyncio.run(go())
+    verb = "created" if res.created else "already launched; adopted"
+    out.print(f"run {res.run_id}: Kubernetes Job {verb}")

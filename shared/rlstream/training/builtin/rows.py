@@ -1,0 +1,44 @@
+"""Dataset rows -> the columns TRL's trainers read, one fixed schema per column.
+
+- SFT: ``messages`` (conversational; the loss goes to assistant turns only).
+- DPO: ``prompt`` / ``chosen`` / ``rejected`` message lists.
+- GRPO: ``prompt`` messages; ``label`` (verifier context, JSON) and ``tools_json`` reach the
+  reward as keyword arguments. Lineage columns stay out: TRL would pass or collate them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from rlstream.training.chat import normalise_message
+from rlstream.training.config import TrainMethod
+
+
+def _msgs(value: Any) -> list[dict[str, Any]]:
+    return [normalise_message(m) for m in value or ()]
+
+
+def trl_rows(method: TrainMethod, rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The columns each trainer needs, in dataset order."""
+    if method == "sft":
+        return [{"messages": _msgs(r["messages"])} for r in rows]
+    if method == "dpo":
+        return [
+            {
+                "prompt": _msgs(r["prompt"]),
+                "chosen": _msgs(r["chosen"]),
+                "rejected": _msgs(r["rejected"]),
+            }
+            for r in rows
+        ]
+    return [
+        {
+            "prompt": _msgs(r["prompt"]),
+            "label": r["label"],
+            "tools_json": orjson.dumps(r.get("tools") or []).decode(),
+        }
+        for r in rows
+    ]

@@ -1,0 +1,132 @@
+"""One TRL run: model + tokenizer, dataset, trainer, LoRA, train, save the adapter."""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rlstream.errors import ConfigError
+from rlstream.training.builtin.recorder import Recorder, finite
+from rlstream.training.builtin.rows import trl_rows
+from rlstream.training.builtin.trl_args import TRAINER_CLASSES, config_class
+from rlstream.training.chat import training_template
+from rlstream.training.config import Progress, TrainConfig, method_of
+from rlstream.training.reward import GrpoReward, SpecResolver, gradeable
+
+
+def lora_config(config: TrainConfig) -> Any:
+    from peft import LoraConfig
+
+    return LoraConfig(
+        r=config.lora_rank,
+        lora_alpha=config.lora_alpha,
+        lora_dropout=config.lora_dropout,
+        target_modules="all-linear",
+        task_type="CAUSAL_LM",
+    )
+
+
+def load_for_training(base_model: str | Path, device: str, bf16: bool) -> tuple[Any, Any]:
+    """The base model (float32 on CPU) and its tokenizer with the training chat template."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    dtype = torch.bfloat16 if bf16 else torch.float32
+    tok: Any = AutoTokenizer.from_pretrained(str(base_model))
+    if tok.pad_token is None:
+        tok.pad_token = tok.eos_token
+    tok.chat_template = training_template(tok)
+    model: Any = AutoModelForCausalLM.from_pretrained(str(base_model), dtype=dtype)
+    model.to(device)
+    return model, tok
+
+
+def build_trainer(
+    config: TrainConfig,
+    rows: Sequence[dict[str, Any]],
+    model: Any,
+    tok: Any,
+    kwargs: dict[str, Any],
+    recorder: Recorder,
+) -> tuple[Any, GrpoReward | None]:
+    import trl
+    from datasets import Dataset
+    from transformers import PrinterCallback
+
+    specs = SpecResolver(Path(config.reward_config) if config.reward_config else None)
+    data = Dataset.from_list(trl_rows(method_of(config), rows))
+    args = config_class(config.method)(**kwargs)
+    common: dict[str, Any] = {
+        "model": model,
+        "args": args,
+        "train_dataset": data,
+        "processing_class": tok,
+        "peft_config": lora_config(config),
+        "callbacks": [recorder],
+    }
+    reward = None
+    if config.method == "grpo":
+        reward = GrpoReward(specs)
+        common["reward_funcs"] = [reward]
+    trainer = getattr(trl, TRAINER_CLASSES[config.method])(**common)
+    # with tqdm off, transformers prints every log dict to stdout; the Recorder reports them
+    trainer.remove_callback(PrinterCallback)
+    return trainer, reward
+
+
+def run_trl(
+    config: TrainConfig,
+    rows: Sequence[dict[str, Any]],
+    base_model: str | Path,
+    kwargs: dict[str, Any],
+    device: str,
+    adapter_dir: Path,
+    progress: Progress | None,
+) -> dict[str, Any]:
+    """Train and save; returns the numbers metrics.json reports (``reason`` on failure)."""
+    from transformers import set_seed
+
+    t0 = time.perf_counter()
+    skipped: dict[str, int] = {}
+    if config.method == "grpo":
+        specs = SpecResolver(Path(config.reward_config) if config.reward_config else None)
+        rows, skipped = gradeable(rows, specs)
+        if not rows:
+            raise ConfigError(f"no GRPO row can be graded on fresh samples: {skipped}")
+    set_seed(config.seed)
+    model, tok = load_for_training(base_model, device, bool(kwargs.get("bf16")))
+    recorder = Recorder(progress)
+    with warnings.catch_warnings():
+        # peft 0.21 and TRL 1.16 read transformers' deprecated ``is_gradient_checkpointing``
+        # alias: not ours to fix, and warnings-as-errors (pytest here) would stop every run
+        warnings.filterwarnings("ignore", ".*is_gradient_checkpointing.*", FutureWarning)
+        trainer, reward = build_trainer(config, rows, model, tok, kwargs, recorder)
+        load_s = time.perf_counter() - t0
+        trainer.train()
+    losses = recorder.losses()
+    out: dict[str, Any] = {
+        "steps": int(trainer.state.global_step),
+        "tokens": recorder.tokens(),
+        "train_seconds": recorder.seconds,
+        "load_seconds": load_s,
+        "curve": recorder.curve,
+        "first_loss": losses[0] if losses else None,
+        "last_loss": losses[-1] if losses else None,
+        "skipped_rows": skipped,
+    }
+    if reward is not None:
+        out["reward"] = {
+            "samples": reward.calls,
+            "passed": reward.passed,
+            "errors": reward.errors,
+            "last_error": reward.last_error,
+        }
+    if not finite(losses):
+        out["reason"] = f"the loss is not finite: {losses}"
+        return out
+    trainer.model.save_pretrained(str(adapter_dir))
+    tok.save_pretrained(str(adapter_dir))
+    return out

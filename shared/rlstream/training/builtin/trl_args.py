@@ -1,0 +1,100 @@
+"""TrainConfig -> the keyword arguments of TRL's SFTConfig / DPOConfig / GRPOConfig.
+
+CPU runs train in float32 (``bf16=False``: TRL's bf16 default made CPU steps ~3x slower,
+training-notes.md), with ``use_cpu``; one GPU uses bf16 when it has it. ``--backend-arg``
+flags (``--name=value``) override any field of the TRL config; unknown names are refused.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from rlstream.errors import ConfigError
+from rlstream.training.config import TrainConfig, effective
+
+CONFIG_CLASSES = {"sft": "SFTConfig", "dpo": "DPOConfig", "grpo": "GRPOConfig"}
+TRAINER_CLASSES = {"sft": "SFTTrainer", "dpo": "DPOTrainer", "grpo": "GRPOTrainer"}
+
+
+def config_class(method: str) -> Any:
+    import trl
+
+    return getattr(trl, CONFIG_CLASSES[method])
+
+
+def parse_backend_args(args: tuple[str, ...], fields: set[str]) -> dict[str, Any]:
+    """``("--max_grad_norm=0.5", "--packing=true")`` -> typed overrides, names checked."""
+    out: dict[str, Any] = {}
+    for raw in args:
+        if not raw.startswith("--") or "=" not in raw:
+            raise ConfigError(f"backend arg {raw!r}: expected --name=value")
+        name, _, text = raw[2:].partition("=")
+        name = name.replace("-", "_")
+        if name not in fields:
+            raise ConfigError(
+                f"backend arg {raw!r}: the builtin backend's TRL config has no {name}"
+            )
+        try:
+            value: Any = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            value = text  # a bare string (e.g. --lr_scheduler_type=cosine)
+        out[name] = value
+    return out
+
+
+def trl_kwargs(config: TrainConfig, output_dir: Path, device: str, bf16: bool) -> dict[str, Any]:
+    """Every TRL config field rlstream sets, then the user's ``backend_args`` on top."""
+    lr, beta = effective(config)
+    kw: dict[str, Any] = {
+        "output_dir": str(output_dir / "trainer"),
+        "max_steps": config.max_steps,
+        "learning_rate": lr,
+        "per_device_train_batch_size": config.batch_size,
+        "gradient_accumulation_steps": config.gradient_accumulation_steps,
+        "seed": config.seed,
+        "data_seed": config.seed,
+        "logging_steps": config.log_every,
+        "save_strategy": "no",
+        "report_to": "none",
+        "disable_tqdm": True,
+        "bf16": bf16,
+        "fp16": False,
+        "use_cpu": device == "cpu",
+        "dataloader_num_workers": 0,
+        # TRL 1.x turns activation checkpointing on by default: it only costs time on a
+        # 135M model, whose activations fit anywhere
+        "activation_checkpointing": False,
+    }
+    if config.method == "sft":
+        kw |= {"max_length": config.max_length, "assistant_only_loss": True, "packing": False}
+    elif config.method == "dpo":
+        kw |= {"max_length": config.max_length, "beta": beta}
+    else:
+        if config.batch_size % config.num_generations:
+            raise ConfigError(
+                f"GRPO: batch_size {config.batch_size} must be a multiple of num_generations "
+                f"{config.num_generations} (each prompt's group is sampled in one batch)"
+            )
+        kw |= {
+            "num_generations": config.num_generations,
+            "max_completion_length": config.max_new_tokens,
+            "temperature": config.temperature,
+            "beta": beta,
+        }
+    fields = {f.name for f in dataclasses.fields(config_class(config.method))}
+    kw |= parse_backend_args(config.backend_args, fields)
+    return kw
+
+
+def as_argv(kwargs: dict[str, Any]) -> tuple[str, ...]:
+    """The effective TRL config as ``--name=value`` (recorded in run.json, hashed); the
+    output dir is left out so the same run hashes the same wherever it writes."""
+    return tuple(
+        f"--{k}={v if isinstance(v, str) else orjson.dumps(v).decode()}"
+        for k, v in sorted(kwargs.items())
+        if k != "output_dir"
+    )

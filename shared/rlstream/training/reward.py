@@ -1,0 +1,200 @@
+"""GRPO's reward: the dataset's own reward spec, graded by the grader's code.
+
+A thin adapter, not a second reward: each (prompt messages, sampled completion, verifier
+label) becomes a :class:`Transcript` and goes through :func:`rlstream.grading.grade_one`
+with the label's context (gold label; the group's canonical tool calls as the reference,
+which is what group-aware rewards derived from the passing peers). The spec is rebuilt from
+the ``spec_id`` stamped in the label (refused when a reward version or option differs), or
+found in the grader's reward config for specs whose options the id cannot carry.
+
+A sample the spec cannot grade scores 0.0 and is counted (``errors``, ``last_error``), so
+one odd completion never kills a run; a batch where *every* sample fails raises, because
+then the reward teaches nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from rlstream.errors import ConfigError, RlstreamError
+from rlstream.formats.openai import parse_message
+from rlstream.grading import RewardSpec, grade_one
+from rlstream.rewards.base import RewardContext
+from rlstream.rewards.config import load_reward_config
+from rlstream.rewards.scored import ScoredRollout
+from rlstream.training.config import TrainingError
+from rlstream.training.openrlhf.reward_runtime import spec_from_id
+from rlstream.transcript import Message, Transcript
+
+
+class SpecResolver:
+    """spec_id -> RewardSpec, rebuilt from the id or found in a reward config file."""
+
+    def __init__(self, reward_config: Path | None = None) -> None:
+        self.reward_config = reward_config
+        self._cache: dict[str, RewardSpec] = {}
+        self._configured: dict[str, RewardSpec] | None = None
+
+    def __call__(self, spec_id: str) -> RewardSpec:
+        spec = self._cache.get(spec_id)
+        if spec is not None:
+            return spec
+        try:
+            spec = spec_from_id(spec_id)
+        except ConfigError as exc:
+            spec = self._from_config(spec_id)
+            if spec is None:
+                hint = (
+                    f"no agent in {self.reward_config} has it"
+                    if self.reward_config
+                    else "pass the grader's reward config (--reward-config rewards.yaml)"
+                )
+                raise ConfigError(f"{exc}; {hint}") from exc
+        self._cache[spec_id] = spec
+        return spec
+
+    def _from_config(self, spec_id: str) -> RewardSpec | None:
+        if self.reward_config is None:
+            return None
+        if self._configured is None:
+            config = load_reward_config(self.reward_config)
+            agents: list[str | None] = [*config.agents, None]
+            self._configured = {}
+            for agent in agents:
+                try:
+                    s = RewardSpec.for_agent(config, agent)
+                except ConfigError:
+                    continue
+                self._configured.setdefault(s.spec_id, s)
+        return self._configured.get(spec_id)
+
+
+def parse_label(label: str) -> dict[str, Any]:
+    """The verifier label of a grpo.jsonl row (curation/records.py ``verifier_label``)."""
+    data = orjson.loads(label)
+    if not isinstance(data, dict) or not isinstance(data.get("reward_spec"), str):
+        raise ConfigError("a GRPO label without its reward_spec")
+    return data
+
+
+Completion = str | Sequence[dict[str, Any]]
+
+
+def completion_messages(completion: Completion) -> list[Message]:
+    """Text -> one assistant message; a message list (TRL's conversational completions,
+    ``[{"role": "assistant", "content": s}]``, or a logged multi-turn tail) as parsed."""
+    if isinstance(completion, str):
+        return [Message(role="assistant", content=completion)]
+    return [parse_message(dict(m)) for m in completion]
+
+
+def sample_transcript(
+    prompt: Sequence[dict[str, Any]],
+    completion: Completion,
+    label: dict[str, Any],
+    tools: Sequence[dict[str, Any]] = (),
+) -> tuple[Transcript, RewardContext]:
+    """The sampled conversation (logged prompt + fresh completion) and its grading context."""
+    msgs = [parse_message(m) for m in prompt]
+    msgs.extend(completion_messages(completion))
+    blob = orjson.dumps([prompt, completion], option=orjson.OPT_SORT_KEYS)
+    task_key = label.get("task_key")
+    transcript = Transcript(
+        conversation_id=f"sample-{hashlib.sha256(blob).hexdigest()[:16]}",
+        messages=tuple(msgs),
+        task_key=task_key if isinstance(task_key, str) else None,
+        tools=tuple(tools),
+        label=label.get("label"),
+    )
+    expected = label.get("expected_tool_calls")
+    reference = expected if isinstance(expected, list) and expected else None
+    return transcript, RewardContext(label=label.get("label"), reference=reference)
+
+
+def grade_sample(
+    prompt: Sequence[dict[str, Any]],
+    completion: Completion,
+    label: str,
+    specs: SpecResolver,
+    tools: Sequence[dict[str, Any]] = (),
+) -> ScoredRollout:
+    """Grade one sample with the dataset's spec; reward errors propagate."""
+    data = parse_label(label)
+    transcript, context = sample_transcript(prompt, completion, data, tools)
+    return grade_one(transcript, specs(data["reward_spec"]), context)
+
+
+def gradeable(
+    rows: Sequence[dict[str, Any]], specs: SpecResolver
+) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """The GRPO rows whose spec can grade a fresh sample, and why the others cannot.
+
+    Each row is probed with its group's reference answer as the completion: a spec that
+    cannot be rebuilt, or a reward that needs context a fresh sample never has (``outcome``
+    reads the *logged* outcome), fails here, before any training step.
+    """
+    keep: list[dict[str, Any]] = []
+    skipped: dict[str, int] = {}
+    for row in rows:
+        try:
+            data = parse_label(row["label"])
+            grade_sample(
+                row["prompt"],
+                str(data.get("reference_answer") or ""),
+                row["label"],
+                specs,
+                row.get("tools") or (),
+            )
+        except (RlstreamError, ValueError) as exc:
+            reason = f"{type(exc).__name__}: {exc}"
+            skipped[reason] = skipped.get(reason, 0) + 1
+            continue
+        keep.append(row)
+    return keep, skipped
+
+
+class GrpoReward:
+    """The callable TRL's GRPOTrainer calls: ``(prompts, completions, **columns) -> scores``."""
+
+    __name__ = "rlstream_reward"
+
+    def __init__(self, specs: SpecResolver | None = None) -> None:
+        self.specs = specs or SpecResolver()
+        self.calls = 0
+        self.errors = 0
+        self.passed = 0
+        self.last_error: str | None = None
+
+    def __call__(
+        self,
+        prompts: Sequence[Any],
+        completions: Sequence[Any],
+        label: Sequence[str],
+        tools_json: Sequence[str] | None = None,
+        **_: Any,
+    ) -> list[float]:
+        scores: list[float] = []
+        failed = 0
+        for i, (prompt, completion) in enumerate(zip(prompts, completions, strict=True)):
+            tools = orjson.loads(tools_json[i]) if tools_json else []
+            try:
+                scored = grade_sample(prompt, completion, label[i], self.specs, tools)
+            except (RlstreamError, ValueError) as exc:
+                failed += 1
+                self.last_error = f"{type(exc).__name__}: {exc}"
+                scores.append(0.0)
+                continue
+            self.passed += int(scored.passed)
+            scores.append(float(scored.score))
+        self.calls += len(scores)
+        self.errors += failed
+        if scores and failed == len(scores):
+            raise TrainingError(
+                f"the reward could not grade any of {failed} samples: {self.last_error}"
+            )
+        return scores

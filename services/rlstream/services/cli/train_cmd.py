@@ -212,7 +212,7 @@ def _kubernetes(dataset: Path, config: Any, backend: str, model: str | None, dry
         f"budget: {est.gpu_hours:.3f} GPU-hours estimated ({'ok' if decision.ok else decision.reason})"
     )
     if dry_run:
-        out.print(yaml.safe_dump(job_manifest(spec, settings), sort_keys=False), markup=False)
+        typer.echo(yaml.safe_dump(job_manifest(spec, settings), sort_keys=False))  # raw YAML
         return
     if not decision.ok:
         console.print(f"[bold red]error:[/] over budget: {decision.reason}")

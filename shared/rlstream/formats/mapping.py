@@ -16,7 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rlstream.errors import ConfigError, SchemaViolation
-from rlstream.formats._common import get_path
+from rlstream.formats._common import ID_KEYS, get_path
 
 #: role names seen in the wild, mapped to canonical roles (a mapping's role_map wins)
 ROLE_SYNONYMS: dict[str, str] = {
@@ -43,6 +43,8 @@ class FieldMapping(BaseModel):
     id_field: str | None = None
     task_key_field: str | None = None
     outcome_field: str | None = None
+    #: string outcome -> score in [0, 1] (e.g. resolved: 1, escalated: 0)
+    outcome_values: dict[str, float] = Field(default_factory=dict)
     label_field: str | None = None
     model_field: str | None = None
     agent_field: str | None = None
@@ -103,6 +105,29 @@ def _rename(msg: Any, m: FieldMapping) -> Any:
     return out
 
 
+def mapped_outcome(m: FieldMapping, value: Any) -> Any:
+    """The outcome a mapped field holds, whatever its name: ``{<field>: raw, "value": v}``.
+
+    ``value`` is what the outcome reward reads when no standard key (resolved, csat, reward
+    ...) is present: booleans and numbers as they are, strings through ``outcome_values``
+    (e.g. ``{"resolved": 1, "escalated": 0}``; case-insensitive). An object is kept as is.
+    """
+    if isinstance(value, Mapping):
+        return value
+    leaf = m.outcome_field.rsplit(".", 1)[-1] if m.outcome_field else "outcome"
+    mapped = value
+    if isinstance(value, str) and m.outcome_values:
+        table = {k.strip().lower(): v for k, v in m.outcome_values.items()}
+        key = value.strip().lower()
+        if key not in table:
+            raise SchemaViolation(
+                f"mapping: outcome {value!r} at {m.outcome_field!r} is not in the value map "
+                f"({', '.join(sorted(m.outcome_values))})"
+            )
+        mapped = table[key]
+    return {leaf: value, "value": mapped}
+
+
 def apply_mapping(record: Mapping[str, Any], m: FieldMapping) -> dict[str, Any]:
     """Rewrite a custom record into ``{"messages", "id", "outcome", "label", "metadata"...}``."""
     messages = get_path(record, m.messages_field)
@@ -127,6 +152,10 @@ def apply_mapping(record: Mapping[str, Any], m: FieldMapping) -> dict[str, Any]:
         if cid is None:
             raise SchemaViolation(f"mapping: no id at {m.id_field!r}")
         out["id"] = cid
+    else:  # the record's own id, as every format parser would find it
+        cid = next((record[k] for k in ID_KEYS if isinstance(record.get(k), str | int)), None)
+        if cid is not None:
+            out["id"] = cid
     for field, key in ((m.label_field, "label"), (m.model_field, "model")):
         if field:
             value = get_path(record, field)
@@ -140,9 +169,7 @@ def apply_mapping(record: Mapping[str, Any], m: FieldMapping) -> dict[str, Any]:
     if m.outcome_field:
         value = get_path(record, m.outcome_field)
         if value is not None:
-            out["outcome"] = (
-                value if isinstance(value, Mapping) else {m.outcome_field.rsplit(".", 1)[-1]: value}
-            )
+            out["outcome"] = mapped_outcome(m, value)
     meta = rest.pop("metadata", None)
     out["metadata"] = {
         **rest,

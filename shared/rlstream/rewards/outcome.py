@@ -3,8 +3,11 @@
 Signals read from ``transcript.outcome`` (or, when it has none, a ``context.label`` mapping):
 ``resolved`` (bool; "yes"/"true"/1 accepted) -> 0 or 1; ``csat`` on a 1-5 scale (configurable)
 -> (csat - min) / (max - min); a numeric task reward (``task_reward``/``reward``/``score``)
-rescaled from ``reward_range``. The score is the mean of the signals present; with none the
-reward raises :class:`MissingContextError`.
+rescaled from ``reward_range``. The score is the mean of the signals present. When none of
+those keys is there, ``value`` is read: what ingest stores for a field mapped with
+``--outcome-field`` whatever its name (booleans, numbers on ``reward_range``, pass/fail words
+or strings mapped by ``--outcome-values``). With no signal the reward raises
+:class:`MissingContextError`.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ class OutcomeReward:
     """Maps logged outcomes (resolved, CSAT, numeric task reward) onto [0, 1]."""
 
     name: ClassVar[str] = "outcome"
-    version: ClassVar[str] = "1.0.0"
+    version: ClassVar[str] = "1.1.0"
     endorsed_features: ClassVar[tuple[str, ...]] = ()
     _OPTIONS: ClassVar[tuple[str, ...]] = (
         "threshold",
@@ -66,6 +69,9 @@ class OutcomeReward:
         task = _first(src, self.reward_keys)
         if task is not None:
             components["task_reward"] = _scaled(task, self.reward_range, "task reward")
+        value = src.get("value")
+        if not components and value is not None:  # a field mapped by --outcome-field
+            components["value"] = _value(value, self.reward_range)
         return components
 
     def _signals(self, transcript: Transcript, context: RewardContext) -> dict[str, float]:
@@ -74,8 +80,8 @@ class OutcomeReward:
             components = self._components(context.label)
         if not components:
             raise MissingContextError(
-                "outcome needs a logged outcome (resolved, csat or a task reward) in "
-                "transcript.outcome"
+                "outcome needs a logged outcome (resolved, csat, a task reward, or the field "
+                "named by --outcome-field at ingest) in transcript.outcome"
             )
         return components
 
@@ -140,6 +146,23 @@ def _boolish(value: Any) -> float:
         if low in _FALSE:
             return 0.0
     raise RewardError(f"outcome: cannot read {value!r} as resolved/unresolved")
+
+
+def _value(value: Any, rng: tuple[float, float]) -> float:
+    """A mapped outcome: a boolean, a number on ``reward_range`` or a pass/fail word."""
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, int | float):
+        return _scaled(value, rng, "outcome value")
+    if isinstance(value, str):
+        try:
+            return _boolish(value)
+        except RewardError:
+            raise RewardError(
+                f"outcome: cannot read {value!r} as an outcome; map the field's strings "
+                "with --outcome-values (e.g. resolved=1,escalated=0)"
+            ) from None
+    raise RewardError(f"outcome: cannot read {value!r} as an outcome")
 
 
 def _scaled(value: Any, rng: tuple[float, float], what: str) -> float:

@@ -152,7 +152,7 @@ def test_field_mapping_from_yaml(tmp_path: Path) -> None:
     ]
     assert t.messages[0].extra == {"original_role": "customer"}
     assert (t.task_key, t.task_key_rule) == ("meta.scenario:wismo", "explicit")
-    assert t.outcome == {"resolved": True}
+    assert t.outcome == {"resolved": True, "value": True}
     assert t.label == "on its way"
     assert t.metadata["meta"] == {
         "conv_id": "x-1",

@@ -24,6 +24,7 @@ from rlstream.services.cli.ingest_cmd import (
     MessagesFieldOpt,
     NearDupOpt,
     OutcomeFieldOpt,
+    OutcomeValuesOpt,
     TaskKeyFieldOpt,
     build_options,
     print_summary,
@@ -112,6 +113,7 @@ def improve_run(
     id_field: IdFieldOpt = None,
     task_key_field: TaskKeyFieldOpt = None,
     outcome_field: OutcomeFieldOpt = None,
+    outcome_values: OutcomeValuesOpt = None,
     label_field: LabelFieldOpt = None,
     near_dup_merge: NearDupOpt = False,
     max_rejects: MaxRejectsOpt = None,
@@ -121,7 +123,7 @@ def improve_run(
     specs = resolve_specs(reward, reward_config)
     options = build_options(
         fmt, mapping, messages_field, id_field, task_key_field, outcome_field, label_field,
-        near_dup_merge, max_rejects,
+        near_dup_merge, max_rejects, outcome_values=outcome_values,
     )  # fmt: skip
     files = expand_inputs([*inputs, *(more or [])])
     run_pipeline([(files, options)], specs, output, CurateOptions(band=band))

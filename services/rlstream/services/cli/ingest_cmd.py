@@ -46,6 +46,7 @@ def build_options(
     near_dup_merge: bool = False,
     max_rejects: int | None = None,
     redact: bool = True,
+    outcome_values: str | None = None,
 ) -> IngestOptions:
     """IngestOptions from CLI flags; flags override a mapping file's fields."""
     mapping: FieldMapping | None = None
@@ -58,7 +59,9 @@ def build_options(
         "outcome_field": outcome_field,
         "label_field": label_field,
     }
-    given = {k: v for k, v in flags.items() if v is not None}
+    given: dict[str, object] = {k: v for k, v in flags.items() if v is not None}
+    if outcome_values:
+        given["outcome_values"] = parse_value_map(outcome_values)
     if given:
         mapping = (mapping or FieldMapping()).model_copy(update=given)
         mapping = FieldMapping.model_validate(mapping.model_dump())
@@ -72,6 +75,23 @@ def build_options(
         max_rejects=max_rejects,
         redact=redact,
     )
+
+
+def parse_value_map(text: str) -> dict[str, float]:
+    """``resolved=1,escalated=0`` -> {"resolved": 1.0, "escalated": 0.0}."""
+    out: dict[str, float] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, sep, num = part.rpartition("=")
+        try:
+            score = float(num)
+        except ValueError:
+            score = -1.0
+        if not sep or not name.strip() or not 0.0 <= score <= 1.0:
+            raise ConfigError(
+                f"--outcome-values: expected NAME=SCORE pairs with scores in [0, 1], got {part!r}"
+            )
+        out[name.strip()] = score
+    return out
 
 
 def run_ingest(
@@ -135,7 +155,14 @@ IdFieldOpt = Annotated[str | None, typer.Option(help="dotted path to the convers
 TaskKeyFieldOpt = Annotated[
     str | None, typer.Option(help="dotted path to the task / intent / scenario id")
 ]
-OutcomeFieldOpt = Annotated[str | None, typer.Option(help="dotted path to the logged outcome")]
+OutcomeFieldOpt = Annotated[
+    str | None,
+    typer.Option(help="dotted path to the logged outcome, any name (bool, number or string)"),
+]
+OutcomeValuesOpt = Annotated[
+    str | None,
+    typer.Option(help="scores for string outcomes, e.g. resolved=1,escalated=0"),
+]
 LabelFieldOpt = Annotated[str | None, typer.Option(help="dotted path to the gold label / answer")]
 NearDupOpt = Annotated[
     bool, typer.Option("--near-dup-merge", help="merge near-identical openers into one task")
@@ -161,6 +188,7 @@ def ingest(
     id_field: IdFieldOpt = None,
     task_key_field: TaskKeyFieldOpt = None,
     outcome_field: OutcomeFieldOpt = None,
+    outcome_values: OutcomeValuesOpt = None,
     label_field: LabelFieldOpt = None,
     near_dup_merge: NearDupOpt = False,
     redact: bool = typer.Option(True, help="redact PII (on by default; turn off only for tests)"),
@@ -168,7 +196,7 @@ def ingest(
     """Read conversation logs in any supported shape into canonical transcripts."""
     options = build_options(
         fmt, mapping, messages_field, id_field, task_key_field, outcome_field, label_field,
-        near_dup_merge, max_rejects, redact,
+        near_dup_merge, max_rejects, redact, outcome_values,
     )  # fmt: skip
     rejects = rejects or out.with_name(out.name + ".rejects.jsonl")
     summary = run_ingest(expand_inputs(inputs), out, rejects, options)

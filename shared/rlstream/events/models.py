@@ -84,8 +84,15 @@ class LineageSummary(BaseModel):
 
 
 class DatasetReleased(_Event):
-    """A sealed, immutable dataset handed to training (topic ``rlstream.datasets.v1``)."""
+    """A sealed, immutable dataset handed to training (topic ``rlstream.datasets.v1``).
 
+    Delivery is at-least-once: after a crash or a Redis loss the same release can be
+    announced again (with a later ``released_at``). ``event_id`` is stable for a release
+    (derived from the content-addressed ``dataset_id``) and is also the Kafka header
+    ``x-rlstream-event-id``: consumers deduplicate on it.
+    """
+
+    event_id: str = Field(default="", description="stable per release: deduplicate on it")
     dataset_id: str
     agent: str
     reward_spec: str
@@ -96,6 +103,13 @@ class DatasetReleased(_Event):
     profile: DatasetProfile
     lineage: LineageSummary
     released_at: datetime = Field(default_factory=_now)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _stable_event_id(cls, data: Any) -> Any:
+        if isinstance(data, dict) and not data.get("event_id") and data.get("dataset_id"):
+            data = {**data, "event_id": f"dataset-released:{data['dataset_id']}"}
+        return data
 
 
 class DLQRecord(_Event):

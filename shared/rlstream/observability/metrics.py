@@ -91,3 +91,15 @@ class BoundedLabel:
                 self._auto.add(value)
                 return value
         return self.OTHER
+
+
+DUPLICATES = Counter(
+    "rlstream_duplicates_dropped_total",
+    "Repeats of an already accepted record (same id, same content), not published again",
+    ["service"],
+)
+CONFLICTS = Counter(
+    "rlstream_conflicting_versions_total",
+    "Records whose id was accepted first with different content: dead-lettered",
+    ["service"],
+)

@@ -73,6 +73,16 @@ class Store(DatasetOps, HeldoutOps, LineageOps, TrainingOps, BufferOps):
         )
         return None if body is None else Transcript.model_validate(body)
 
+    async def get_transcripts(self, conversation_ids: Sequence[str]) -> dict[str, Transcript]:
+        """The stored transcripts among ``conversation_ids`` (missing ones are absent)."""
+        if not conversation_ids:
+            return {}
+        rows = await self._pool.fetch(
+            "SELECT conversation_id, body FROM transcripts WHERE conversation_id = ANY($1::text[])",
+            list(conversation_ids),
+        )
+        return {str(r[0]): Transcript.model_validate(r[1]) for r in rows}
+
     # ---- rollouts and groups -----------------------------------------------------------
 
     async def save_rollouts(

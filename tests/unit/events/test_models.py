@@ -57,3 +57,21 @@ def test_dataset_released_roundtrip() -> None:
         lineage=LineageSummary(rollout_ids_sha256="e" * 64, conversations=10, task_keys=3),
     )
     assert DatasetReleased.model_validate_json(ev.dump_json()) == ev
+
+
+def test_dataset_released_event_id_is_stable_across_announcements() -> None:
+    """At-least-once: a release announced twice (later released_at) keeps its event_id."""
+    kw = {
+        "dataset_id": "d" * 64,
+        "agent": "a",
+        "reward_spec": "s",
+        "path": "/x",
+        "sha256": "d" * 64,
+        "profile": DatasetProfile(
+            rollouts=10, groups=3, groups_multi=3, pass_rate=0.5, gradient_support=0.6
+        ),
+        "lineage": LineageSummary(rollout_ids_sha256="e" * 64, conversations=10, task_keys=3),
+    }
+    one, two = DatasetReleased(**kw), DatasetReleased(**kw)
+    assert one.event_id == two.event_id == "dataset-released:" + "d" * 64
+    assert DatasetReleased.model_validate_json(two.dump_json()).event_id == one.event_id

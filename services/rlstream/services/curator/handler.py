@@ -293,7 +293,12 @@ class CuratorHandler:
         that fails (API server down, 403) is retried by ``launch_unlaunched``; the
         release is not published again for it."""
         box = self.rt.runner.outbox()
-        await box.add(self.rt.topic(topics.DATASETS), event.dataset_id.encode(), event.dump_json())
+        await box.add(
+            self.rt.topic(topics.DATASETS),
+            event.dataset_id.encode(),
+            event.dump_json(),
+            [("x-rlstream-event-id", event.event_id.encode())],
+        )
         failures = await box.flush()
         if failures:
             raise failures[0][1]

@@ -21,6 +21,7 @@ from rlstream.delivery import (
 )
 from rlstream.delivery.idempotency import SeenKeys
 from rlstream.delivery.runtime import Runtime
+from rlstream.delivery.versions import first_wins, transcript_version
 from rlstream.errors import ConfigError, MessageTooLarge
 from rlstream.events import topics
 from rlstream.grading import GradeFailure, RewardSpec, grade_many
@@ -83,9 +84,13 @@ class GraderHandler:
 
     async def handle(self, records: Sequence[Any]) -> list[Rejected]:
         decoded = decode_all(records, self.decode)
-        rejected = decoded.rejected
+        # one version per conversation in a batch: repeats are not graded twice
+        items, rejected = first_wins(
+            decoded.items, lambda t: t.conversation_id, transcript_version, self.rt.service
+        )
+        rejected += decoded.rejected
         by_spec: dict[str, tuple[RewardSpec, list[Item[Transcript]]]] = {}
-        for it in decoded.items:
+        for it in items:
             try:
                 spec = self.specs.for_agent(it.value.agent)
             except ConfigError as exc:  # this agent has no rewards: the record, not the world

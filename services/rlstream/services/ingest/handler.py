@@ -11,15 +11,16 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-import orjson
-
+from rlstream import limits
 from rlstream.assembly import Assembled, Assembler
 from rlstream.delivery import Item, Rejected, apply_isolating, reject_or_retry
 from rlstream.delivery.idempotency import SeenKeys
 from rlstream.delivery.runtime import Runtime
+from rlstream.delivery.sizing import BROKER_DEFAULT_MAX, FRAMING_BYTES
+from rlstream.delivery.versions import conflict, first_wins, transcript_version
 from rlstream.errors import MessageTooLarge, ParseError, UnknownFormatError
 from rlstream.events import RawTurnDelta, topics
-from rlstream.observability.metrics import OPEN_CONVERSATIONS
+from rlstream.observability.metrics import DUPLICATES, OPEN_CONVERSATIONS
 from rlstream.pii.fields import redact_str, safe_id
 from rlstream.transcript import SourceRef, Transcript
 
@@ -32,16 +33,16 @@ def source_of(record: Any) -> SourceRef:
     )
 
 
+#: room a scored event needs beyond its transcript (rewards, scores, ids)
+SCORED_HEADROOM = 64 * 1024
+
+
 def parse_raw(value: bytes | None, max_bytes: int) -> dict[str, Any]:
-    """Bytes -> JSON object, with the size and shape checks every format shares."""
+    """Bytes -> JSON object, with the size, depth and shape checks every format shares
+    (:mod:`rlstream.limits`, the one set of input limits)."""
     if value is None or not value.strip():
         raise ParseError("empty message")
-    if len(value) > max_bytes:
-        raise MessageTooLarge(f"{len(value)} bytes > limit {max_bytes}")
-    try:
-        data = orjson.loads(value)
-    except orjson.JSONDecodeError as exc:
-        raise ParseError(f"invalid JSON: {exc}") from exc
+    data = limits.loads(value, max_bytes=max_bytes)
     if not isinstance(data, dict):
         raise UnknownFormatError(f"expected a JSON object, got {type(data).__name__}")
     return data
@@ -92,25 +93,57 @@ class IngestHandler:
             OPEN_CONVERSATIONS.labels("ingest").set(self.assembler.open_count)
         return rejected
 
+    def max_transcript_bytes(self) -> int:
+        """The one size limit on a transcript, checked here and nowhere later: it and its
+        scored event must fit their topics, and the grader must accept it."""
+        lim = self.rt.runner.limits
+        topic_max = min(
+            lim.get(self.rt.topic(topics.TRANSCRIPTS), BROKER_DEFAULT_MAX),
+            lim.get(self.rt.topic(topics.SCORED), BROKER_DEFAULT_MAX),
+        )
+        return min(self.rt.settings.max_message_bytes, topic_max - FRAMING_BYTES - SCORED_HEADROOM)
+
     async def publish(self, items: list[Item[Transcript]]) -> list[Rejected]:
-        """Persist (idempotent), publish, then remember as seen: in that order."""
+        """Persist (idempotent), publish, then remember as seen: in that order.
+
+        One version per conversation id: the first stored wins (see delivery.versions)."""
         if not items:
             return []
         rt = self.rt
+        items, bad = first_wins(items, lambda t: t.conversation_id, transcript_version, rt.service)
+        blobs: dict[int, bytes] = {}
+        limit = self.max_transcript_bytes()
+        sized: list[Item[Transcript]] = []
+        for it in items:
+            blob = blobs[id(it)] = it.value.dump_json()
+            if len(blob) > limit:
+                exc = MessageTooLarge(f"transcript of {len(blob)} bytes > limit {limit}")
+                bad.append(reject_or_retry(it.record, exc))
+            else:
+                sized.append(it)
+        items = sized
         seen_keys = self._seen_keys()
-        if seen_keys is not None:
+        seen = [False] * len(items)
+        if seen_keys is not None and items:
             seen = await seen_keys.seen([i.value.conversation_id for i in items])
-            items = [i for i, s in zip(items, seen, strict=True) if not s]
+        fresh = [i for i, s in zip(items, seen, strict=True) if not s]
+        repeats = [i for i, s in zip(items, seen, strict=True) if s]
+        new_ids: set[str] = set()
 
         async def save(batch: list[Item[Transcript]]) -> None:
-            await rt.store.save_transcripts([i.value for i in batch])
+            new_ids.update(await rt.store.save_transcripts([i.value for i in batch]))
 
-        ok, bad = await apply_isolating(items, save)
+        ok, failed_rows = await apply_isolating(fresh, save)
+        bad += failed_rows
+        stored_before = [i for i in ok if i.value.conversation_id not in new_ids]
+        ok = [i for i in ok if i.value.conversation_id in new_ids]
+        if repeats or stored_before:
+            ok += await self._first_versions(repeats, stored_before, bad)
         box = rt.runner.outbox()
         for it in ok:
-            t = it.value
+            blob = blobs.get(id(it)) or it.value.dump_json()
             await box.add(
-                rt.topic(topics.TRANSCRIPTS), t.conversation_id.encode(), t.dump_json(), ref=it
+                rt.topic(topics.TRANSCRIPTS), it.value.conversation_id.encode(), blob, ref=it
             )
         failed = {id(ref): exc for ref, exc in await box.flush()}
         for it in ok:
@@ -120,6 +153,30 @@ class IngestHandler:
         if seen_keys is not None:
             await seen_keys.mark(published)
         return bad
+
+    async def _first_versions(
+        self,
+        published: list[Item[Transcript]],
+        stored: list[Item[Transcript]],
+        bad: list[Rejected],
+    ) -> list[Item[Transcript]]:
+        """Repeats of known conversations. ``published``: marked seen (on the topic
+        already); ``stored``: in Postgres, maybe never published (a crash, a Redis flush).
+        A different version is a conflict; the stored (first) version of the second kind is
+        published again, never the repeat's."""
+        ids = [i.value.conversation_id for i in (*published, *stored)]
+        first = await self.rt.store.get_transcripts(ids)
+        out: list[Item[Transcript]] = []
+        was_published = {id(i) for i in published}
+        for it in (*published, *stored):
+            f = first.get(it.value.conversation_id)
+            if f is not None and transcript_version(f) != transcript_version(it.value):
+                bad.append(conflict(it, self.rt.service, "conversation"))
+            elif id(it) in was_published:
+                DUPLICATES.labels(self.rt.service).inc()
+            if id(it) not in was_published:
+                out.append(Item(it.record, f if f is not None else it.value))
+        return out
 
     async def sweep(self) -> int:
         """Close idle conversations (no end marker) and publish them."""

@@ -18,6 +18,7 @@ from rlstream.formats._common import (
     require_list,
     tool_from_anthropic,
 )
+from rlstream.formats.pairs import anthropic_record, checked_pair_kind, is_pair
 from rlstream.transcript.model import Message, ToolCall, Transcript
 
 _MSG_KEYS = frozenset({"role", "content", "name", "is_error", "timestamp", "created_at", "time"})
@@ -144,6 +145,9 @@ def _system(value: Any) -> list[Message]:
 
 
 def parse_anthropic(record: Mapping[str, Any]) -> Transcript:
+    if is_pair(record):
+        checked_pair_kind(record, "anthropic")
+        record = anthropic_record(record)
     messages = _system(record.get("system"))
     for m in require_list(record.get("messages"), "messages"):
         messages.extend(parse_message(m))

@@ -11,6 +11,7 @@ from typing import Any
 
 from rlstream.errors import UnknownFormatError
 from rlstream.formats.gemini import is_gemini_record
+from rlstream.formats.pairs import is_pair, pair_kind, request_signals
 
 _ANTHROPIC_BLOCKS = frozenset(
     {"tool_use", "tool_result", "thinking", "redacted_thinking", "image", "document"}
@@ -50,6 +51,23 @@ def _anthropic_messages(messages: list[Any]) -> bool:
     return False
 
 
+def _refuse_mixed(record: Mapping[str, Any]) -> None:
+    """A messages record with both Anthropic-only and OpenAI-only marks: either parser would
+    drop part of it (a top-level system prompt, tool_use blocks, or tool_calls / choices)."""
+    signals = request_signals(record) - {"openai_responses"}
+    if isinstance(record.get("choices"), list):
+        signals.add("openai")
+    response = record.get("response")
+    if isinstance(response, Mapping) and response.get("type") == "message":
+        signals.add("anthropic")
+    if len(signals) > 1:
+        raise UnknownFormatError(
+            "ambiguous record: it has both Anthropic (system / tool_use blocks / "
+            "input_schema) and OpenAI (tool_calls / role tool / choices) marks; "
+            "pass --format to say which"
+        )
+
+
 def detect_format(record: Any) -> str:
     """Name of the format ``record`` is in; raises UnknownFormatError when nothing fits."""
     if not isinstance(record, Mapping):
@@ -78,6 +96,7 @@ def detect_format(record: Any) -> str:
     if isinstance(messages, list):
         if messages and _is_lc_message(messages[0]):
             return "langchain"
+        _refuse_mixed(record)
         if "system" in record or _anthropic_messages(messages):
             return "anthropic"
         tools = record.get("tools")
@@ -97,9 +116,8 @@ def detect_format(record: Any) -> str:
         and ("output" in record or "instructions" in record)
     ):
         return "openai"  # Responses API
-    request = record.get("request")
-    if isinstance(request, Mapping) and isinstance(request.get("messages"), list):
-        return "openai"
+    if is_pair(record):
+        return "anthropic" if pair_kind(record) == "anthropic" else "openai"
     raise UnknownFormatError(
         "record matches no supported format (openai, anthropic, gemini, sharegpt, langchain, otel, "
         f"canonical); top-level keys: {sorted(record)[:12]}"

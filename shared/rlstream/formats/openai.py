@@ -21,6 +21,7 @@ from rlstream.formats._common import (
     tool_from_openai,
 )
 from rlstream.formats._fast import trusted
+from rlstream.formats.pairs import checked_pair_kind, is_pair, responses_record
 from rlstream.transcript.model import Message, Role, ToolCall, Transcript
 
 _ROLES: dict[str, Role] = {
@@ -141,9 +142,12 @@ def _convert_tools(both: list[Any]) -> list[dict[str, JsonValue]]:
 
 
 def parse_openai(record: Mapping[str, Any]) -> Transcript:
-    if "messages" not in record and isinstance(record.get("request"), Mapping):
-        return _parse_pair(record)
     from rlstream.formats.openai_responses import is_responses_record, parse_responses
+
+    if is_pair(record):
+        if checked_pair_kind(record, "openai") == "openai_responses":
+            return parse_responses(responses_record(record))
+        return _parse_pair(record)
 
     if is_responses_record(record):
         return parse_responses(record)

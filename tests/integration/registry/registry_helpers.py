@@ -39,3 +39,24 @@ def fake_adapter(root: Path, name: str, payload: bytes | None = None) -> Path:
     (d / "adapter_config.json").write_text(json.dumps({"r": 8, "name": name}))
     (d / "README.md").write_text(f"trained at some time {name}")
     return d
+
+
+def batch_demo(folder: Path) -> Path:
+    """What ``rlstream demo``'s batch path writes (sample logs -> ingest -> grade -> curate),
+    called directly so these tests do not depend on the demo's other stages; returns out/."""
+    from rlstream.curation import CurateOptions
+    from rlstream.sampledata import write_sample_logs
+    from rlstream.services.cli.grade_cmd import resolve_specs
+    from rlstream.services.cli.improve_cmd import run_pipeline
+    from rlstream.services.cli.ingest_cmd import build_options
+
+    write_sample_logs(folder, seed=7)
+    logs = sorted((folder / "logs").iterdir())
+    batches = [([p for p in logs if p.name != "custom.jsonl"], build_options())]
+    custom = [p for p in logs if p.name == "custom.jsonl"]
+    if custom:
+        batches.append((custom, build_options(mapping_file=folder / "custom_mapping.yaml")))
+    run_pipeline(
+        batches, resolve_specs(None, folder / "rewards.yaml"), folder / "out", CurateOptions()
+    )
+    return folder / "out"

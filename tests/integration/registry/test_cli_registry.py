@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from registry_helpers import fake_adapter
+from registry_helpers import batch_demo, fake_adapter
 from typer.testing import CliRunner
 
 from rlstream.lineage import record_release
@@ -69,7 +69,7 @@ def _seed(data_dir: Path, demo: Path, tmp: Path) -> tuple[str, str, str]:
 
 def test_promote_rollback_and_lineage_commands(data_dir: Path, tmp_path: Path) -> None:
     demo = tmp_path / "demo"
-    assert runner.invoke(app, ["demo", "--dir", str(demo)]).exit_code == 0
+    batch_demo(demo)
     one, two, agent = _seed(data_dir, demo, tmp_path)
     dd = ["--data-dir", str(data_dir)]
 

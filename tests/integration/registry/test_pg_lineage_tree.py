@@ -7,13 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
-from registry_helpers import fake_adapter
-from typer.testing import CliRunner
+from registry_helpers import batch_demo, fake_adapter
 
 from rlstream.curation import Manifest
 from rlstream.lineage import build_tree, record_release
 from rlstream.registry import CandidateRun, Registry, Verdict, record_evaluation
-from rlstream.services.cli.main import app
 from rlstream.storage import Store
 
 pytestmark = pytest.mark.postgres
@@ -21,10 +19,7 @@ pytestmark = pytest.mark.postgres
 
 @pytest.fixture(scope="module")
 def demo_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("demo")
-    res = CliRunner().invoke(app, ["demo", "--dir", str(folder)])
-    assert res.exit_code == 0, res.output
-    return folder / "out"
+    return batch_demo(tmp_path_factory.mktemp("demo"))
 
 
 async def test_lineage_from_model_reaches_demo_conversations_and_their_lines(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -28,15 +28,18 @@ class EvalJob(BaseModel):
     reward_spec: str
     dataset_id: str
     heldout: Path | None
+    trained_task_keys: tuple[str, ...] = ()
     base_model: str
     baseline_adapter: Path | None
     baseline_label: str
     candidate_adapter: Path
     report_dir: Path
     k: int
+    greedy: bool = False
+    max_prompts: int | None = None
     max_new_tokens: int
     seed: int
-    metric: str
+    metric: Literal["pass_at_1", "mean_reward"]
     min_effect: float
 
 
@@ -54,50 +57,47 @@ def load_evaluate(path: str | None) -> Evaluate:
     return fn  # type: ignore[no-any-return]
 
 
-def _pick(data: Any, *path: str) -> float | None:
-    for key in path:
-        if not isinstance(data, dict) or key not in data:
-            return None
-        data = data[key]
-    return float(data) if isinstance(data, int | float) else None
-
-
 def evaluate_with_library(job: EvalJob) -> Verdict:
-    """Run eval-gate's ``rlstream.evaluation`` and translate its decision into a Verdict."""
-    try:
-        evaluation: Any = importlib.import_module("rlstream.evaluation")
-    except ImportError as exc:
-        raise ConfigError("rlstream.evaluation is not installed in this image") from exc
+    """Run ``rlstream.evaluation`` (refusing held-out prompts in the training dataset) and
+    translate its gate decision into a Verdict; report.json/.md and plots go to report_dir."""
+    from rlstream.evaluation import (
+        Decoding,
+        EvalRequest,
+        GateConfig,
+        ModelRef,
+        decide,
+        run_evaluation,
+        write_report,
+    )
+
     if job.heldout is None or not job.heldout.exists():
         raise InputError(f"run {job.run_id}: dataset {job.dataset_id[:12]} has no heldout.jsonl")
-    request = evaluation.EvalRequest(
-        baseline=evaluation.ModelRef(
-            base=job.base_model, adapter_dir=job.baseline_adapter, label=job.baseline_label
-        ),
-        candidate=evaluation.ModelRef(
-            base=job.base_model, adapter_dir=job.candidate_adapter, label="candidate"
-        ),
+    request = EvalRequest(
+        baseline=ModelRef.of(job.base_model, job.baseline_adapter, job.baseline_label),
+        candidate=ModelRef.of(job.base_model, job.candidate_adapter, "candidate"),
         heldout=job.heldout,
         reward_spec=job.reward_spec,
-        k=job.k,
-        max_new_tokens=job.max_new_tokens,
-        seed=job.seed,
+        decoding=Decoding(
+            k=job.k, greedy=job.greedy, max_new_tokens=job.max_new_tokens, seed=job.seed
+        ),
+        max_prompts=job.max_prompts,
+        training_dataset=job.heldout.parent,
+        trained_task_keys=job.trained_task_keys,
     )
-    report = evaluation.run_evaluation(request)
-    decision = evaluation.decide(
-        report, evaluation.GateConfig(metric=job.metric, min_effect=job.min_effect)
-    )
-    evaluation.write_report(report, decision, job.report_dir)
-    data = report.model_dump(mode="json")
+    gate = GateConfig(metric=job.metric, min_effect=job.min_effect)
+    report = run_evaluation(request)
+    decision = decide(report, gate)
+    data = write_report(report, decision, job.report_dir, gate=gate)
+    delta, metric = data["delta"], data["delta"]["metric"]
     return Verdict(
-        decision="promote" if decision.promote else "reject",
-        reasons=tuple(decision.reasons),
-        metric=job.metric,
-        baseline_value=_pick(data, "baseline", job.metric),
-        candidate_value=_pick(data, "candidate", job.metric),
-        delta_mean=_pick(data, "delta", "mean"),
-        delta_ci_low=_pick(data, "delta", "ci_low"),
-        delta_ci_high=_pick(data, "delta", "ci_high"),
-        report=data,
+        decision=decision.decision,
+        reasons=decision.reasons,
+        metric=metric,
+        baseline_value=data["baseline"][metric],
+        candidate_value=data["candidate"][metric],
+        delta_mean=delta["mean"],
+        delta_ci_low=delta["ci_low"],
+        delta_ci_high=delta["ci_high"],
+        report={k: v for k, v in data.items() if k != "prompts"},  # per-prompt rows stay on disk
         report_path=str(job.report_dir / "report.json"),
     )

@@ -134,18 +134,27 @@ class EvaluatorHandler:
         base = s.base_model or run.base_model or await asyncio.to_thread(_bundled_base)
         dataset = await registry.store.get_dataset(run.dataset_id)
         heldout = Path(dataset.path) / "heldout.jsonl" if dataset else None
+        trained: set[str] = set()
+        if heldout is not None and heldout.exists():  # what Postgres says training saw
+            from rlstream.evaluation import load_heldout, released_task_keys
+
+            prompts = await asyncio.to_thread(load_heldout, heldout, s.eval_max_prompts)
+            trained = await released_task_keys(registry.store, prompts)
         return EvalJob(
             run_id=run.run_id,
             agent=run.agent,
             reward_spec=run.reward_spec,
             dataset_id=run.dataset_id,
             heldout=heldout,
+            trained_task_keys=tuple(sorted(trained)),
             base_model=str(base),
             baseline_adapter=Path(champion.path) if champion and champion.path else None,
             baseline_label=champion.model_id if champion else Path(str(base)).name,
             candidate_adapter=adapter,
             report_dir=s.reports_path() / run.run_id,
             k=s.eval_k,
+            greedy=s.eval_greedy,
+            max_prompts=s.eval_max_prompts,
             max_new_tokens=s.eval_max_new_tokens,
             seed=s.eval_seed,
             metric=s.gate_metric,

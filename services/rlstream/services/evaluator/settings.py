@@ -28,9 +28,11 @@ class EvaluatorSettings(ServiceSettings, DeploySettings):
         default=None, description="base model dir; default: the run's, else the bundled one"
     )
     eval_k: int = Field(default=4, ge=1, description="samples per prompt and model")
+    eval_greedy: bool = Field(default=False, description="greedy decoding (then k is 1)")
+    eval_max_prompts: int | None = Field(default=None, ge=1, description="None: every prompt")
     eval_max_new_tokens: int = Field(default=64, ge=1)
     eval_seed: int = 0
-    gate_metric: str = "pass_at_1"
+    gate_metric: Literal["pass_at_1", "mean_reward"] = "pass_at_1"
     gate_min_effect: float = Field(default=0.0, description="CI lower bound must clear this")
     reports_dir: Path | None = Field(default=None, description="default: <data_dir>/evaluations")
 

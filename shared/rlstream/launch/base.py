@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from rlstream.errors import ConfigError
 from rlstream.events.models import DatasetReleased
@@ -97,6 +97,9 @@ class RunSpec(BaseModel):
     base_model: str | None = None
     output_dir: str
     max_steps: int | None = None
+    config: dict[str, JsonValue] = Field(
+        default_factory=dict, description="TrainConfig overrides (JSON)"
+    )
 
     def trainer_args(self) -> list[str]:
         """``python -m rlstream.services.trainer`` arguments (the Job's and the child's)."""
@@ -110,6 +113,8 @@ class RunSpec(BaseModel):
             args += ["--model", self.base_model]
         if self.max_steps is not None:
             args += ["--max-steps", str(self.max_steps)]
+        if self.config:
+            args += ["--config", json.dumps(self.config, sort_keys=True)]
         return args
 
     def argv_hash(self) -> str:
@@ -123,6 +128,7 @@ def plan_run(
     backend: str = "builtin",
     base_model: str | None = None,
     max_steps: int | None = None,
+    config: dict[str, JsonValue] | None = None,
 ) -> RunSpec:
     run_id = run_id_for(request.sha256)
     method = request.method if request.method in ("sft", "dpo", "grpo") else "auto"
@@ -134,6 +140,7 @@ def plan_run(
         base_model=base_model,
         output_dir=str(runs_dir / run_id),
         max_steps=max_steps,
+        config=dict(config or {}),
     )
 
 

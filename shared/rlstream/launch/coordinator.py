@@ -46,6 +46,7 @@ class LaunchCoordinator:
             backend=s.train_backend,
             base_model=s.train_base_model,
             max_steps=s.train_max_steps,
+            config=s.train_config,
         )
         t = self.tracker
         status = await t.status(spec.run_id)

@@ -62,6 +62,7 @@ def job_manifest_for_dataset(
         backend=s.train_backend,
         base_model=s.train_base_model,
         max_steps=s.train_max_steps,
+        config=s.train_config,
     )
     return job_manifest(spec, s)
 

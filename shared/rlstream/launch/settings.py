@@ -29,6 +29,10 @@ class LaunchSettings(Settings):
         default=None, description="model dir or hub id; None = the bundled SmolLM2-135M"
     )
     train_max_steps: int | None = Field(default=None, ge=1, description="None: backend default")
+    train_config: dict[str, JsonValue] = Field(
+        default_factory=dict,
+        description='TrainConfig fields as JSON, e.g. {"learning_rate": 1e-4, "batch_size": 4}',
+    )
     runs_dir: Path | None = Field(default=None, description="run outputs; default <data_dir>/runs")
 
     # ---- Kubernetes Job (the `kubernetes` launcher) -------------------------------------

@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
+import signal
 import uuid
 from pathlib import Path
 from typing import Any
@@ -93,3 +95,79 @@ def _spec(coord: LaunchCoordinator, req: LaunchRequest) -> Any:
 
     s = coord.settings
     return plan_run(req, runs_dir=s.runs_path(), backend=s.train_backend)
+
+
+@pytest.mark.train
+@pytest.mark.timeout(420)
+async def test_local_launcher_trains_a_real_adapter(
+    store: Store,
+    migrated_dsn: str,
+    kafka: Any,
+    demo_dataset: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Curator-style launch -> child trainer -> builtin SFT, one small step on the small
+    model -> adapter, metrics.json and run.json written, succeeded in Postgres and on Kafka."""
+    from harness.paths import cache_dir
+    from rlstream.training import ensure_base_model
+
+    models = str(cache_dir() / "models")
+    monkeypatch.setenv("RLSTREAM_MODELS_DIR", models)
+    await asyncio.to_thread(ensure_base_model, Path(models))  # converted once, shared
+    prefix = f"t{uuid.uuid4().hex[:8]}."
+    topic = prefix + topics.TRAINING
+    kafka.create_topics([topic], partitions=1)
+    for k, v in {
+        "RLSTREAM_POSTGRES_DSN": migrated_dsn,
+        "RLSTREAM_KAFKA_BOOTSTRAP": kafka.bootstrap,
+        "RLSTREAM_TOPIC_PREFIX": prefix,
+        "RLSTREAM_DATA_DIR": str(tmp_path),
+        "RLSTREAM_LOG_JSON": "false",
+        "HF_HUB_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+    }.items():
+        monkeypatch.setenv(k, v)
+
+    async def publish(ev: TrainingRunEvent) -> None:
+        return None
+
+    s = LaunchSettings(
+        data_dir=tmp_path, train_max_steps=1, train_config={"batch_size": 1, "max_length": 128}
+    )
+    launcher = LocalLauncher(s)
+    coord = LaunchCoordinator(launcher, store, publish, s)
+    m = json.loads((demo_dataset / "manifest.json").read_text())
+    req = LaunchRequest(
+        dataset_id=m["dataset_id"], agent="support-bot", reward_spec="customer_support",
+        path=str(demo_dataset), sha256=m["dataset_id"], method="sft",
+    )  # fmt: skip
+    result = await coord.submit(req)
+    assert result is not None and result.created
+    follow = asyncio.create_task(launcher.follow(coord.tracker.on_update))
+    out = Path(s.runs_path()) / result.run_id
+    run = None
+    try:
+        for _ in range(2400):  # 4 min at most on a busy 2-core box
+            run = await store.get_run(result.run_id)
+            if run is not None and run.status in ("succeeded", "failed"):
+                break
+            await asyncio.sleep(0.1)
+    finally:
+        follow.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await follow
+        with contextlib.suppress(ProcessLookupError):  # never leave a trainer behind
+            os.killpg(int((result.handle or "pid 0").split()[1]), signal.SIGKILL)
+    log = (out / "trainer.log").read_text()
+    assert run is not None and run.status == "succeeded", log
+    assert run.metrics["steps"] == 1
+    assert list((out / "adapter").glob("*.safetensors")), log
+    lineage = json.loads((out / "run.json").read_text())
+    assert lineage["run_id"] == result.run_id and lineage["dataset"]["id"] == m["dataset_id"]
+    assert json.loads((out / "metrics.json").read_text())
+    recs = await read_topic(kafka.bootstrap, topic, 2, timeout=20)
+    events = [TrainingRunEvent.model_validate_json(r.value) for r in recs]
+    assert [e.state for e in events] == ["started", "succeeded"]
+    assert events[-1].artifact_dir == str(out) and events[-1].method == "sft"
+    await launcher.close()

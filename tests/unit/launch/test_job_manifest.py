@@ -176,3 +176,10 @@ def test_manifest_for_a_dataset_folder(tmp_path: Path) -> None:
 
     with pytest.raises(LaunchError, match="not a curated dataset"):
         LaunchRequest.from_dataset(tmp_path / "missing")
+
+
+def test_train_config_travels_as_json() -> None:
+    s = _settings(train_config={"batch_size": 2, "learning_rate": 1e-4})
+    spec = plan_run(_request(), runs_dir=s.runs_path(), config=s.train_config)
+    args = job_manifest(spec, s, "ml")["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert json.loads(args[args.index("--config") + 1]) == {"batch_size": 2, "learning_rate": 1e-4}

@@ -32,3 +32,8 @@ def test_missing_dataset_exits_2_without_a_traceback(tmp_path: Path) -> None:
     assert res.returncode == 2, out
     assert "bad configuration" in out and "Traceback" not in out
     assert not (tmp_path / ".rlstream").exists()  # nothing started before the check
+
+
+def test_bad_train_config_json_exits_2(tmp_path: Path) -> None:
+    res = _run("--run-id", "r1", "--dataset", str(tmp_path), "--config", "[1]", cwd=tmp_path)
+    assert res.returncode == 2 and "bad configuration" in res.stdout + res.stderr

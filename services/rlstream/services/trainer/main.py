@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import sys
 from pathlib import Path
@@ -47,6 +48,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--backend", default="builtin")
     p.add_argument("--model", default=None, help="base model dir or id (default: bundled)")
     p.add_argument("--max-steps", type=int, default=None)
+    p.add_argument("--config", default=None, help='TrainConfig fields as JSON: {"batch_size": 4}')
     p.add_argument("--agent", default=None, help="default: from the dataset")
     p.add_argument("--reward-spec", default=None, help="default: from the dataset")
     return p.parse_args(argv)
@@ -77,7 +79,20 @@ def _spec(args: argparse.Namespace, settings: TrainerSettings) -> RunSpec:
         base_model=args.model,
         output_dir=str(output),
         max_steps=args.max_steps,
+        config=_config(args.config),
     )
+
+
+def _config(raw: str | None) -> dict[str, Any]:
+    if not raw:
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError as e:
+        raise BadConfig(f"--config is not JSON: {e}") from e
+    if not isinstance(value, dict):
+        raise BadConfig("--config must be a JSON object of TrainConfig fields")
+    return value
 
 
 def _train(spec: RunSpec) -> RunResult:
@@ -89,12 +104,14 @@ def _train(spec: RunSpec) -> RunResult:
             f"training backends are not installed ({e}): pip install rlstream[train]"
         ) from e
     try:
-        fields: dict[str, Any] = {"method": spec.method}
+        fields: dict[str, Any] = {**spec.config, "method": spec.method}
         if spec.max_steps is not None:
             fields["max_steps"] = spec.max_steps
         config = TrainConfig(**fields)
     except ValidationError as e:
-        raise BadConfig(f"invalid training config: {e.errors()[0].get('msg')}") from e
+        first = e.errors()[0]
+        where = ".".join(str(x) for x in first.get("loc", ()))
+        raise BadConfig(f"invalid training config {where}: {first.get('msg')}") from e
     try:
         return train(
             Path(spec.request.path),

@@ -157,3 +157,47 @@ async def test_health_endpoints() -> None:
         assert b"rlstream_messages_consumed_total" in await get("/metrics")
     finally:
         await h.stop()
+
+
+class SequenceBroken(Producer):
+    """A producer whose idempotence state broke: every send fails until it is replaced."""
+
+    async def send_batch(self, batch: Batch, topic: str, *, partition: int) -> Any:
+        from aiokafka.errors import OutOfOrderSequenceNumber
+
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        fut.set_exception(OutOfOrderSequenceNumber())
+        return fut
+
+
+async def test_a_producer_with_a_broken_sequence_is_replaced_then_the_batch_goes_through() -> None:
+    r = runner(SequenceBroken())
+    healthy = Producer()
+
+    async def renew() -> None:
+        r.producer = healthy  # type: ignore[assignment]
+
+    r.renew_producer = renew
+    msg = Msg((Rec(0),))
+
+    async def handle(recs: Any) -> list[Rejected]:
+        err = ParseError("bad")
+        return [Rejected(recs[0], disposition(err), err)]
+
+    await r.run(msg, handle)  # the dead letter fails: retried, and the producer replaced
+    assert (msg.acked, msg.nacked) == (0, 1) and r.producer is healthy
+    await r.run(msg, handle)
+    assert (msg.acked, msg.nacked) == (1, 1) and [t for t, _, _ in healthy.sent] == ["in.dlq"]
+
+
+async def test_outputs_over_the_topic_limit_fail_locally_per_record() -> None:
+    prod = Producer()
+    r = runner(prod)
+    r.limits = {"out": 40_000}
+    box = r.outbox()
+    await box.add("out", b"a", b"x" * 100, ref="small")
+    await box.add("out", b"b", b"x" * 50_000, ref="big")
+    failures = await box.flush()
+    assert [ref for ref, _ in failures] == ["big"]
+    assert disposition(failures[0][1]).code == "message_too_large"
+    assert [k for _, k, _ in prod.sent] == [b"a"]

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+from rlstream.pii import freetext
 from rlstream.pii.validators import (
     card_ok,
     generic_key_ok,
@@ -28,7 +29,8 @@ from rlstream.pii.validators import (
 )
 
 Kind = Literal[
-    "EMAIL", "PHONE", "CARD", "IBAN", "SSN", "IP", "API_KEY", "TOKEN", "SECRET", "DOB", "ADDRESS", "NAME"
+    "EMAIL", "PHONE", "CARD", "IBAN", "SSN", "IP", "API_KEY", "TOKEN", "SECRET", "DOB", "ADDRESS",
+    "NAME", "PASSPORT",
 ]  # fmt: skip
 #: kinds found only through the key that holds them ({"dob": ...}) or a cue word before them
 KINDS: tuple[Kind, ...] = (
@@ -42,7 +44,10 @@ KINDS: tuple[Kind, ...] = (
     "TOKEN",
     "SECRET",
 )
-CONTEXT_KINDS: tuple[Kind, ...] = ("DOB", "ADDRESS", "NAME")
+CONTEXT_KINDS: tuple[Kind, ...] = ("DOB", "ADDRESS", "NAME", "PASSPORT")
+#: priority of free-text findings (rlstream.pii.freetext): below every structured detector,
+#: so an e-mail or phone number inside an address line keeps its own kind
+_FREETEXT_PRIORITY: dict[str, int] = {"PASSPORT": 57, "DOB": 56, "ADDRESS": 30, "NAME": 25}
 
 
 @dataclass(frozen=True, slots=True)
@@ -439,8 +444,12 @@ def _find(text: str) -> list[Span]:
         present.append("")
     if text.count(":") >= 2:
         present.append(":2")
+    found += [
+        Span(a, b, kind, _FREETEXT_PRIORITY[kind])  # type: ignore[arg-type]
+        for a, b, kind in freetext.find(text, low, digits)
+    ]
     if not present:
-        return found
+        return found if len(found) <= 1 else _non_overlapping(found)
     whole, windowed = _plan(tuple(present))
     for det in whole:
         if det.min_digits <= digits:

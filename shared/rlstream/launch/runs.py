@@ -1,6 +1,6 @@
 """Runs table + ``rlstream.training.v1``: one place that records a run's state changes.
 
-States only move forward (launched < started < succeeded | failed | over_budget), so a late
+States only move forward (launched < started < failed | over_budget < succeeded), so a late
 or repeated report (a redelivered launch, a watcher re-listing after a restart, the
 trainer and the watcher both seeing the end) changes nothing and publishes nothing. The
 event is published before the row advances: a crash in between publishes it again on
@@ -20,16 +20,18 @@ from rlstream.storage.records import RunRecord
 log = logging.getLogger("rlstream.launch.runs")
 
 Publish = Callable[[TrainingRunEvent], Awaitable[None]]
+#: ``succeeded`` outranks ``failed``: a Job retries a failed attempt (exit 1, up to
+#: backoffLimit) after the trainer recorded it, and a later attempt may still succeed.
 RANK: dict[str, int] = {
     "launched": 0,
     "started": 1,
-    "succeeded": 2,
     "failed": 2,
     "over_budget": 2,
+    "succeeded": 3,
 }
 _RANK_SQL = (
     "CASE status WHEN 'launched' THEN 0 WHEN 'started' THEN 1 "
-    "WHEN 'succeeded' THEN 2 WHEN 'failed' THEN 2 WHEN 'over_budget' THEN 2 ELSE -1 END"
+    "WHEN 'failed' THEN 2 WHEN 'over_budget' THEN 2 WHEN 'succeeded' THEN 3 ELSE -1 END"
 )
 
 

@@ -87,3 +87,18 @@ async def test_over_budget_is_recorded_not_launched(
     # the same release again: still one row, one event
     assert await coord.submit(_request(demo_dataset)) is None
     assert len(events) == 1 and launcher.specs == []
+
+
+async def test_a_retried_attempt_may_still_succeed(
+    store: Store, demo_dataset: Path, tmp_path: Path
+) -> None:
+    coord, launcher, events = _coordinator(store, tmp_path)
+    await coord.submit(_request(demo_dataset))
+    spec = launcher.specs[0]
+    t = coord.tracker
+    await t.on_update(RunUpdate(run_id=spec.run_id, state="failed", reason="exit 1", spec=spec))
+    await t.on_update(RunUpdate(run_id=spec.run_id, state="succeeded", spec=spec))
+    await t.on_update(RunUpdate(run_id=spec.run_id, state="failed", reason="late", spec=spec))
+    assert [e.state for e in events] == ["launched", "failed", "succeeded"]
+    run = await store.get_run(spec.run_id)
+    assert run is not None and run.status == "succeeded"

@@ -34,9 +34,15 @@ def test_openrlhf_dry_run_is_the_other_backends_plan(demo_dataset: Path) -> None
     code, out = _run(*args, "--method", "sft")
     assert code == 0, out
     assert "openrlhf sft" in out and "openrlhf.cli.train_sft" in out
-    # its own refusal (one GRPO reward spec per run) comes through as one error
+    # GRPO: each row graded with its own spec (rows no fresh sample can be graded for are
+    # skipped, with the reason), the command and the generated reward file
     code, out = _run(*args, "--method", "grpo")
-    assert code != 0 and "one reward spec" in out and "Traceback" not in out
+    assert code == 0, out
+    assert "group_norm" in out and "file openrlhf/reward_func.py" in out
+    assert "gsm8k@" in out and "skipped_rows" in out
+    # its own refusals (here: an abbreviated flag argparse would accept) are one line
+    code, out = _run(*args, "--method", "grpo", "--backend-arg=--actor.adam.l=1e-5")
+    assert code != 0 and "abbreviation of --actor.adam.lr" in out and "Traceback" not in out
 
 
 def test_kubernetes_dry_run_prints_the_job(demo_dataset: Path) -> None:

@@ -24,18 +24,19 @@ import orjson
 
 from rlstream.curation.writer import verify_dataset
 from rlstream.errors import ConfigError
-from rlstream.training.config import Progress, RunResult, TrainConfig, TrainMethod, TrainPlan
+from rlstream.training.config import (
+    METHOD_DEFAULTS,
+    Progress,
+    RunResult,
+    TrainConfig,
+    TrainMethod,
+    TrainPlan,
+    effective,
+)
 from rlstream.training.openrlhf import reward_file
 from rlstream.training.openrlhf.pin import OPENRLHF_VERSION, check_installed
 from rlstream.training.openrlhf.prepare import WORK_DIR, Prepared, prepare
 
-#: learning rate and KL strength when the config leaves them to the method (the same
-#: per-method defaults as the builtin backend: LoRA-sized rates; DPO's beta; no GRPO KL)
-METHOD_DEFAULTS: dict[str, dict[str, float]] = {
-    "sft": {"learning_rate": 5e-4, "beta": 0.0},
-    "dpo": {"learning_rate": 5e-5, "beta": 0.1},
-    "grpo": {"learning_rate": 5e-5, "beta": 0.0},
-}
 PLAN_FILE = "plan.json"
 LOG_FILE = "train.log"
 METRICS_FILE = "metrics.json"
@@ -54,13 +55,19 @@ class OpenRLHFBackend:
     ) -> Prepared:
         if config.device == "cpu":
             raise ConfigError("the openrlhf backend needs CUDA GPUs; use --backend builtin on CPU")
+        if config.reward_config is not None:
+            raise ConfigError(
+                "--reward-config is not supported by the openrlhf backend: its reward file "
+                "rebuilds each spec from its id inside the pod; use --backend builtin"
+            )
         check_installed(required=False)  # a different installed release is refused even here
         method = str(config.method)
         if method == "auto":  # rlstream.training.train resolves it; a direct call may not
             method = verify_dataset(dataset_dir).method
-        defaults = METHOD_DEFAULTS.get(method, {})
-        unset = {k: v for k, v in defaults.items() if getattr(config, k) is None}
-        resolved = config.model_copy(update=unset)
+        resolved = config
+        if method in METHOD_DEFAULTS:  # lr / beta left to the method: the builtin's defaults
+            lr, beta = effective(config.model_copy(update={"method": method}))
+            resolved = config.model_copy(update={"learning_rate": lr, "beta": beta})
         # the command runs in output_dir: every path in its argv is absolute
         local = Path(base_model)
         model = str(local.absolute()) if local.exists() else str(base_model)

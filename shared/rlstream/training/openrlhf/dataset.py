@@ -10,8 +10,8 @@ dataset's own verifier label. The label is a JSON string, as OpenRLHF passes it 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -36,9 +36,9 @@ def _label(row: dict[str, Any], line: int) -> str:
     try:
         context = orjson.loads(raw) if isinstance(raw, str) else raw
     except orjson.JSONDecodeError as exc:
-        raise InputError(f"grpo.jsonl line {line}: label is not JSON ({exc})") from exc
+        raise InputError(f"grpo.jsonl row {line}: label is not JSON ({exc})") from exc
     if not isinstance(context, dict):
-        raise InputError(f"grpo.jsonl line {line}: label is not a JSON object")
+        raise InputError(f"grpo.jsonl row {line}: label is not a JSON object")
     label = {
         "format": LABEL_FORMAT,
         "messages": row["prompt"],
@@ -48,21 +48,14 @@ def _label(row: dict[str, Any], line: int) -> str:
     return orjson.dumps(label, option=orjson.OPT_SORT_KEYS).decode()
 
 
-def convert_grpo(grpo_jsonl: Path) -> PromptFile:
+def convert_grpo(rows: Sequence[dict[str, Any]]) -> PromptFile:
     """One ``{"prompt": [messages], "label": "<json>"}`` line per GRPO row, in order."""
     out: list[bytes] = []
-    with grpo_jsonl.open("rb") as fh:
-        for line, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                row = orjson.loads(raw)
-            except orjson.JSONDecodeError as exc:
-                raise InputError(f"grpo.jsonl line {line}: not JSON ({exc})") from exc
-            prompt = row.get("prompt") if isinstance(row, dict) else None
-            if not isinstance(prompt, list) or not prompt:
-                raise InputError(f"grpo.jsonl line {line}: no prompt messages")
-            record = {"prompt": prompt, "label": _label(row, line)}
-            out.append(orjson.dumps(record, option=orjson.OPT_SORT_KEYS) + b"\n")
+    for line, row in enumerate(rows, start=1):
+        prompt = row.get("prompt")
+        if not isinstance(prompt, list) or not prompt:
+            raise InputError(f"grpo.jsonl row {line}: no prompt messages")
+        record = {"prompt": prompt, "label": _label(row, line)}
+        out.append(orjson.dumps(record, option=orjson.OPT_SORT_KEYS) + b"\n")
     data = b"".join(out)
     return PromptFile(data=data, rows=len(out), sha256=hashlib.sha256(data).hexdigest())

@@ -17,12 +17,13 @@ import orjson
 
 from rlstream.curation.writer import verify_dataset
 from rlstream.errors import ConfigError, InputError
+from rlstream.training.data import read_rows
 from rlstream.training.openrlhf import deepspeed_argv, reward_file
 from rlstream.training.openrlhf.argv import GrpoConfig, RunPaths, build_argv
 from rlstream.training.openrlhf.dataset import convert_grpo
 from rlstream.training.openrlhf.flags import DPO, SFT
 from rlstream.training.openrlhf.pin import OPENRLHF_VERSION
-from rlstream.training.openrlhf.reward_runtime import spec_from_id
+from rlstream.training.reward import SpecResolver, gradeable, parse_label
 
 #: where the adapter's own files go inside the run's output_dir
 WORK_DIR = "openrlhf"
@@ -69,17 +70,13 @@ def resolve_method(requested: str, recommended: str) -> str:
     return method
 
 
-def _reward_spec(prompts: bytes) -> str:
-    """The one reward spec every GRPO row was graded with (the labels name it)."""
-    specs = set()
-    for line in prompts.splitlines():
-        context = orjson.loads(orjson.loads(line)["label"])["context"]
-        specs.add(context.get("reward_spec"))
-    if len(specs) != 1 or not isinstance(next(iter(specs)), str):
-        raise InputError(f"GRPO rows must share one reward spec, found {sorted(map(str, specs))}")
-    spec_id: str = specs.pop()
-    spec_from_id(spec_id)  # refuse now, not in the pod, a spec that cannot be rebuilt
-    return spec_id
+def _gradeable(dataset_dir: Path) -> tuple[list[dict[str, Any]], dict[str, int], list[str]]:
+    """The GRPO rows a fresh sample can be graded for (the builtin backend's probe: a spec
+    rebuilt from its id grades the group's reference answer), why the others cannot, and
+    the specs of the kept rows (the reward file accepts only those)."""
+    rows, skipped = gradeable(read_rows(dataset_dir, "grpo"), SpecResolver())
+    specs = sorted({str(parse_label(r["label"])["reward_spec"]) for r in rows})
+    return rows, skipped, specs
 
 
 def prepare(
@@ -119,11 +116,12 @@ def _grpo(
     """GRPO: the converted prompt file and the reward file, both written by the run."""
     if config.num_generations < 2:
         raise ConfigError("GRPO needs num_generations >= 2 (OpenRLHF's group_norm baseline)")
-    prompts = convert_grpo(dataset_dir / "grpo.jsonl")
-    if prompts.rows == 0:
-        raise InputError(f"{dataset_dir}: grpo.jsonl has no prompts to train on")
-    spec_id = _reward_spec(prompts.data)
-    reward = reward_file.render(spec_id)
+    rows, skipped, specs = _gradeable(dataset_dir)
+    if not rows:
+        why = "; ".join(f"{n} x {reason}" for reason, n in sorted(skipped.items()))
+        raise InputError(f"{dataset_dir}: no GRPO row can be graded ({why or 'no rows'})")
+    prompts = convert_grpo(rows)
+    reward = reward_file.render(specs)
     work = output_dir / WORK_DIR
     paths = RunPaths(
         prompts=work / PROMPTS_FILE,
@@ -141,7 +139,8 @@ def _grpo(
         "prompts": prompts.rows,
         "num_generations": config.num_generations,
         "planned_steps": steps,
-        "reward_spec": spec_id,
+        "reward_specs": specs,
+        "skipped_rows": skipped,
         "model": model,
     }
     files = {paths.prompts: prompts.data, paths.reward_file: reward}

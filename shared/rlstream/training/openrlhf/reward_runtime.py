@@ -1,27 +1,26 @@
 """What the generated ``reward_func.py`` calls inside the GPU image: grade one OpenRLHF
-sample with the dataset's own reward spec, through the same ``grade_one`` the grader runs.
+sample with its row's reward spec, through the builtin backend's GRPO adapter
+(:func:`rlstream.training.reward.sample_transcript`) and the grader's ``grade_one``.
 
-The spec is rebuilt from its ``spec_id`` (``name@version*weight>=threshold#options``) and
+A spec is rebuilt from its ``spec_id`` (``name@version*weight>=threshold#options``) and
 must reproduce that id exactly, so a changed reward version or a spec with options the id
-cannot carry is refused instead of silently grading with something else. The completion
-goes in as assistant text; rewards that read tool calls find them in it as they do in
-logged text (fenced JSON), so there is no second parser here.
+cannot carry is refused instead of silently grading with something else; and it must be
+one of the specs the run was planned with (the reward file lists them).
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
+from collections.abc import Collection
 from typing import Any
 
 import orjson
 
 from rlstream.errors import ConfigError, InputError
-from rlstream.formats.openai import parse_message
 from rlstream.grading import RewardSpec, grade_one
 from rlstream.rewards.base import RewardContext
 from rlstream.training.openrlhf.dataset import LABEL_FORMAT
-from rlstream.transcript import Message, Transcript
+from rlstream.transcript import Transcript
 
 _ITEM = re.compile(r"^(?P<name>[^@]+)@(?P<version>[^*]+)\*(?P<weight>[^>]+)>=(?P<thr>[^#]+)#")
 #: chat-template end markers vLLM leaves in the decoded query (skip_special_tokens=False)
@@ -62,8 +61,13 @@ def completion_of(query: str, prompt: str) -> str:
     return _TRAILING_SPECIAL.sub("", query[len(prompt) :])
 
 
-def transcript_of(query: str, prompt: str, label: Any) -> tuple[Transcript, RewardContext]:
-    """The sampled conversation (logged prompt messages + the completion) and its context."""
+def transcript_of(
+    query: str, prompt: str, label: Any
+) -> tuple[Transcript, RewardContext, dict[str, Any]]:
+    """The sampled conversation (logged prompt messages + the completion), its grading
+    context, and the row's verifier label."""
+    from rlstream.training.reward import sample_transcript  # it imports spec_from_id
+
     if not isinstance(label, str):
         raise InputError(f"the label is a {type(label).__name__}, not a JSON string")
     try:
@@ -72,32 +76,25 @@ def transcript_of(query: str, prompt: str, label: Any) -> tuple[Transcript, Rewa
         raise InputError(f"the label is not JSON: {exc}") from exc
     if not isinstance(data, dict) or data.get("format") != LABEL_FORMAT:
         raise InputError(f"the label is not an {LABEL_FORMAT} label")
-    context = data.get("context")
-    messages = data.get("messages")
+    context, messages, tools = data.get("context"), data.get("messages"), data.get("tools")
     if not isinstance(context, dict) or not isinstance(messages, list):
         raise InputError("the label lacks its context or prompt messages")
-    tools = data.get("tools") or []
     if not isinstance(tools, list):
         raise InputError("the label's tools are not a list")
-    msgs = [parse_message(m) for m in messages]
-    msgs.append(Message(role="assistant", content=completion_of(query, prompt)))
-    digest = hashlib.sha256(query.encode("utf-8", "replace")).hexdigest()[:16]
-    task_key = context.get("task_key")
-    transcript = Transcript(
-        conversation_id=f"openrlhf-{digest}",
-        messages=tuple(msgs),
-        task_key=task_key if isinstance(task_key, str) else None,
-        tools=tuple(tools),  # already rlstream's tool shape (grpo.jsonl)
-    )
-    expected = context.get("expected_tool_calls")
-    reference = expected if isinstance(expected, list) and expected else None
-    return transcript, RewardContext(label=context.get("label"), reference=reference)
+    completion = completion_of(query, prompt)
+    transcript, ctx = sample_transcript(messages, completion, context, tools)
+    return transcript, ctx, context
 
 
-def score_sample(query: Any, prompt: Any, label: Any, spec_id: str) -> tuple[float, bool]:
+def score_sample(
+    query: Any, prompt: Any, label: Any, allowed_specs: Collection[str]
+) -> tuple[float, bool]:
     """(score in [0, 1], passed) of one sample. Raises on bad input: the caller is total."""
     if not isinstance(query, str) or not isinstance(prompt, str):
         raise InputError("query and prompt must be strings")
-    transcript, context = transcript_of(query, prompt, label)
-    scored = grade_one(transcript, spec_from_id(spec_id), context)
+    transcript, context, verifier = transcript_of(query, prompt, label)
+    spec_id = verifier.get("reward_spec")
+    if spec_id not in allowed_specs:
+        raise InputError(f"reward spec {spec_id!r} is not one this run was planned with")
+    scored = grade_one(transcript, spec_from_id(str(spec_id)), context)
     return float(scored.score), bool(scored.passed)

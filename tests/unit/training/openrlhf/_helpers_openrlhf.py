@@ -44,12 +44,14 @@ def maths_transcripts(tasks: int = TASKS, n: int = 4) -> list[Transcript]:
     return out
 
 
-def write_maths_dataset(out: Path, tasks: int = TASKS) -> Path:
-    spec = RewardSpec.parse("gsm8k")
-    graded = [
-        r for r in grade_many(maths_transcripts(tasks), spec) if not isinstance(r, GradeFailure)
-    ]
-    write_dataset(curate(graded), out)
+def write_maths_dataset(out: Path, tasks: int = TASKS, second_spec: str | None = None) -> Path:
+    """Graded with gsm8k; with ``second_spec``, the second half of the tasks with that."""
+    transcripts = maths_transcripts(tasks)
+    half = len(transcripts) // 2 if second_spec else len(transcripts)
+    graded = list(grade_many(transcripts[:half], RewardSpec.parse("gsm8k")))
+    if second_spec:
+        graded += grade_many(transcripts[half:], RewardSpec.parse(second_spec))
+    write_dataset(curate([r for r in graded if not isinstance(r, GradeFailure)]), out)
     return out
 
 

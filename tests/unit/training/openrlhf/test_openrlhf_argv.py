@@ -59,7 +59,8 @@ def test_grpo_argv_golden(maths_dataset: Path, tmp_path: Path) -> None:
     assert 4 <= rows == plan.summary["prompts"]  # some task keys are held out for evaluation
     # one rollout batch of 4 prompts x 4 samples = one step; 4 episodes reach max_steps 4
     assert plan.steps == rows // 4 * 4 == 4
-    assert plan.summary["reward_spec"].startswith("gsm8k@")
+    assert [s.split("@")[0] for s in plan.summary["reward_specs"]] == ["gsm8k"]
+    assert plan.summary["skipped_rows"] == {}
 
 
 def _deepspeed_golden(cli: str) -> list[str]:

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 import pytest
-from _helpers_openrlhf import Cfg
+from _helpers_openrlhf import Cfg, write_maths_dataset
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -66,12 +66,60 @@ def test_scores_equal_the_graders_on_the_same_transcripts(
     for text, want in ((f"so the answer is {gold}.", 1.0), ("the answer is 1.", 0.0)):
         query = PROMPT + text + "<|im_end|>"
         out = reward_func([query], [PROMPT], [labels[0]])
-        transcript, ctx = transcript_of(query, PROMPT, labels[0])
+        transcript, ctx, _ = transcript_of(query, PROMPT, labels[0])
         graded = grade_one(transcript, spec, ctx)
         assert out["rewards"] == out["scores"] == graded.score == want
         assert out["extra_logs"] == {"rlstream_reward_errors": 0.0, "rlstream_reward_passes": want}
     batch = reward_func([PROMPT + f"{gold}", PROMPT + "no"], [PROMPT, PROMPT], [labels[0]] * 2)
     assert batch["rewards"] == [1.0, 0.0] and batch["extra_logs"]["rlstream_reward_errors"] == 0.0
+
+
+def test_the_builtin_grpo_reward_scores_the_same_samples_alike(
+    reward_func: RewardFunc, planned: tuple[Path, list[str], str]
+) -> None:
+    """Both backends grade a sample with the same code: the builtin's TRL reward callable
+    and OpenRLHF's reward file agree on every score."""
+    from rlstream.training.reward import GrpoReward
+
+    label = planned[1][0]
+    verifier, messages = orjson.loads(label)["context"], orjson.loads(label)["messages"]
+    gold = verifier["label"].split()[-1]
+    texts = [f"It is {gold}.", "It is 0.", f"{gold}", "no idea"]
+    builtin = GrpoReward()([messages] * 4, texts, [orjson.dumps(verifier).decode()] * 4)
+    ours = reward_func([PROMPT + t for t in texts], [PROMPT] * 4, [label] * 4)["rewards"]
+    assert ours == builtin and sorted(set(ours)) == [0.0, 1.0]
+
+
+def test_a_spec_the_run_was_not_planned_with_gets_the_penalty(
+    reward_func: RewardFunc, planned: tuple[Path, list[str], str]
+) -> None:
+    label = orjson.loads(planned[1][0])
+    label["context"]["reward_spec"] = spec_from_id("gsm8k@1.0.0*1>=0.5#6ab8b5a6").spec_id.replace(
+        "*1>=", "*3>="
+    )
+    out = reward_func([PROMPT + "21"], [PROMPT], [orjson.dumps(label).decode()])
+    assert out["rewards"] == -1.0 and out["extra_logs"]["rlstream_reward_errors"] == 1.0
+
+
+def test_each_row_is_graded_with_its_own_spec(tmp_path: Path) -> None:
+    ds = write_maths_dataset(tmp_path / "ds", second_spec="gsm8k:2")
+    plan = prepare(ds, "/m", "grpo", Cfg(batch_size=2), tmp_path / "run")
+    specs = plan.summary["reward_specs"]
+    assert len(specs) == 2 and {s.split("*")[1][0] for s in specs} == {"1", "2"}
+    for path, data in plan.files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    func = _load(tmp_path / "run" / "openrlhf" / reward_file.FILE_NAME)
+    rows = [
+        orjson.loads(x) for x in (tmp_path / "run/openrlhf/prompts.jsonl").read_bytes().splitlines()
+    ]
+    seen = set()
+    for row in rows:
+        verifier = orjson.loads(row["label"])["context"]
+        seen.add(verifier["reward_spec"])
+        gold = verifier["label"].split()[-1]
+        assert func([PROMPT + gold], [PROMPT], [row["label"]])["rewards"] == 1.0
+    assert seen == set(specs)
 
 
 hostile = st.one_of(
@@ -161,7 +209,7 @@ def test_hash_is_deterministic_recorded_and_checked(
     path, _, recorded = planned
     data = path.read_bytes()
     spec_id = orjson.loads(planned[1][0])["context"]["reward_spec"]
-    assert reward_file.render(spec_id) == data
+    assert reward_file.render([spec_id]) == data == reward_file.render([spec_id, spec_id])
     assert reward_file.sha256_of(data) == recorded
     reward_file.verify(path, recorded)
     copy = tmp_path / reward_file.FILE_NAME

@@ -1,7 +1,8 @@
 """Is the service making progress? The facts /readyz reports, kept by the batch runner.
 
-A partition is *stalled* when records are waiting on it (its high watermark is past the
-last offset this service committed) and nothing was committed on it for ``stall_after_s``.
+A partition is *stalled* when records have been waiting on it (its high watermark past
+the last offset this service committed) for ``stall_after_s`` with nothing committed on
+it meanwhile. (A partition idle for an hour that just received a record is not stalled.)
 That covers a batch retried forever, a consumer task that keeps restarting and a fetch
 that keeps failing: each looked healthy before, because nothing failed loudly.
 """
@@ -27,6 +28,8 @@ class Progress:
     broker_error: str | None = None
     #: (topic, partition) -> (next offset to commit, monotonic time it last moved)
     _committed: dict[tuple[str, int], tuple[int, float]] = field(default_factory=dict)
+    #: (topic, partition) -> monotonic time records were first seen waiting on it
+    _waiting: dict[tuple[str, int], float] = field(default_factory=dict)
 
     def seen(self, records: Sequence[Any]) -> None:
         now = time.monotonic()

@@ -1,8 +1,8 @@
 """Fetch the pinned OpenRLHF wheel (source only: ``--no-deps``, never installed).
 
 Used to (re)generate the flag manifest and by the test that proves the committed manifest
-is what the real release defines. The wheel (~200 KB) is cached under
-``${RLSTREAM_CACHE_DIR:-.cache}/openrlhf/`` so warm runs do not download it again.
+is what the real release defines. The wheel (~200 KB) is cached (:func:`cache_dir`)
+so warm runs do not download it again.
 """
 
 from __future__ import annotations
@@ -24,7 +24,13 @@ WHEEL_PLATFORM = "manylinux1_x86_64"
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get("RLSTREAM_CACHE_DIR") or ".cache") / "openrlhf"
+    """``$RLSTREAM_CACHE_DIR/openrlhf``, else ``$XDG_CACHE_HOME/rlstream/openrlhf`` (the
+    harness's build cache, outside the clone, so a later clone reuses it)."""
+    env = os.environ.get("RLSTREAM_CACHE_DIR")
+    if env:
+        return Path(env) / "openrlhf"
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "rlstream" / "openrlhf"
 
 
 def _pip() -> list[str]:

@@ -1,7 +1,7 @@
 """The committed flag manifest is exactly what the pinned OpenRLHF release defines.
 
 Proven two ways against the real wheel (``pip download --no-deps``, cached under
-``${RLSTREAM_CACHE_DIR:-.cache}/openrlhf``; needs PyPI, which CI has): the AST extractor
+the harness cache, ``$RLSTREAM_CACHE_DIR/openrlhf``; needs PyPI, which CI has): the AST extractor
 re-run on the wheel reproduces the committed JSON byte for byte, and argparse itself,
 building the CLI's real parser from the wheel's source with ray/openrlhf imports stubbed,
 agrees with every flag's dest, type, default, choices, nargs and action.

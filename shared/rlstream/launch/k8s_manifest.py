@@ -98,6 +98,9 @@ def job_manifest(
     env: list[dict[str, Any]] = [
         {"name": "HF_HUB_OFFLINE", "value": "1"},
         {"name": "RLSTREAM_DATA_DIR", "value": mount},
+        # the base model is converted once onto the artifact volume, not into the image
+        {"name": "RLSTREAM_MODELS_DIR", "value": f"{mount}/models"},
+        {"name": "HF_HOME", "value": f"{mount}/hf"},
         {"name": "RLSTREAM_LAUNCHER_NAME", "value": "kubernetes"},
     ]
     env_from: list[dict[str, Any]] = []

@@ -92,6 +92,7 @@ def test_job_carries_every_field() -> None:
     assert (c["image"], c["imagePullPolicy"]) == ("registry.example/rlstream-gpu:1.2.3", "Always")
     assert pod["serviceAccountName"] == "rlstream-trainer"
     assert {"name": "HF_HUB_OFFLINE", "value": "1"} in c["env"]
+    assert {"name": "RLSTREAM_MODELS_DIR", "value": "/var/lib/rlstream/models"} in c["env"]
     assert c["envFrom"] == [
         {"configMapRef": {"name": "rls-config"}},
         {"secretRef": {"name": "rls-secret"}},

@@ -81,6 +81,10 @@ def missing_reason(tier: str) -> str | None:
         )
     if tier == "redis":
         return None if redis_server_bin() else f"no redis-server: {ENSURE_HINT}"
+    if tier == "skaffold":
+        if cache_bin("skaffold").exists():
+            return None
+        return f"no skaffold in {cache_dir() / 'bin'}: run tools/harness/ensure-skaffold.sh"
     if tier == "docker":
         if os.geteuid() != 0:
             return "needs root to run dockerd"

@@ -8,6 +8,7 @@ Fixture contract (other tests rely on these names):
   redis_url -> "redis://127.0.0.1:PORT/0"
   kube -> KubeServer (.server, .token, .kubeconfig, .limited_token, .limited_kubeconfig)
   helm_bin -> Path of the helm binary
+  skaffold_bin -> Path of the skaffold binary (tools/harness/ensure-skaffold.sh)
   docker_engine -> DockerEngine (.env with DOCKER_HOST, .docker(*args)); images -> images.env
   cluster -> KubeCluster (.kube admin KubeServer, .host_ip, .images); a real node: pods run
   cluster_kafka -> KafkaServer listening on cluster.host_ip (reachable from the pods)
@@ -41,6 +42,7 @@ TIER_FIXTURES: dict[str, set[str]] = {
     "redis": {"redis_url"},
     "k8s": {"kube"},
     "helm": {"helm_bin"},
+    "skaffold": {"skaffold_bin"},
     "docker": {"docker_engine", "images"},
     "cluster": {"cluster", "cluster_kafka", "cluster_postgres"},
 }
@@ -263,6 +265,12 @@ def kube() -> Iterator[Any]:
 def helm_bin() -> Path:
     _need("helm")
     return cache_bin("helm")
+
+
+@pytest.fixture(scope="session")
+def skaffold_bin() -> Path:
+    _need("skaffold")
+    return cache_bin("skaffold")
 
 
 @pytest.fixture(scope="session")

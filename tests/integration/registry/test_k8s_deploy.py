@@ -1,8 +1,10 @@
-"""The kubernetes deploy target on the harness kube-apiserver: the patch lands on the one
-configured Deployment through a ServiceAccount allowed only that; anything else is 403."""
+"""The kubernetes deploy target on the harness kube-apiserver, configured and authorised
+exactly as the Helm chart renders it for the evaluator: the patch lands on the one
+configured Deployment through the evaluator's ServiceAccount; anything else is 403."""
 
 from __future__ import annotations
 
+import subprocess
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -10,15 +12,13 @@ from typing import Any
 
 import pytest
 import yaml
-from lightkube import ApiError, AsyncClient, KubeConfig
+from lightkube import ApiError, AsyncClient, KubeConfig, codecs
 from lightkube.models.apps_v1 import DeploymentSpec
 from lightkube.models.authentication_v1 import TokenRequestSpec
 from lightkube.models.core_v1 import Container, PodSpec, PodTemplateSpec
 from lightkube.models.meta_v1 import LabelSelector, ObjectMeta
-from lightkube.models.rbac_v1 import PolicyRule, RoleRef, Subject
 from lightkube.resources.apps_v1 import Deployment
 from lightkube.resources.core_v1 import Namespace, Pod, ServiceAccount
-from lightkube.resources.rbac_authorization_v1 import Role, RoleBinding
 from registry_helpers import RecordingSink, fake_adapter
 
 from rlstream.registry import (
@@ -26,14 +26,19 @@ from rlstream.registry import (
     ENV_MODEL_ID,
     ENV_MODEL_PATH,
     DeployError,
+    DeploySettings,
     KubernetesTarget,
     Registry,
+    make_target,
 )
 from rlstream.storage import Store
 
-pytestmark = [pytest.mark.k8s, pytest.mark.postgres]
+pytestmark = [pytest.mark.k8s, pytest.mark.helm, pytest.mark.postgres]
 
+CHART = Path(__file__).resolve().parents[3] / "charts" / "rlstream"
 INFER = "infer"
+SA = "rls-rlstream-evaluator"
+ROLE = "rls-rlstream-promoter"
 
 
 def _deployment(name: str, ns: str) -> Deployment:
@@ -70,49 +75,56 @@ def _kubeconfig(path: Path, server: str, token: str, ns: str) -> Path:
     return path
 
 
+def _chart(helm_bin: Path, ns: str) -> list[dict[str, Any]]:
+    """The chart rendered with the evaluator on and INFER as its inference Deployment."""
+    out = subprocess.run(
+        [str(helm_bin), "template", "rls", str(CHART), "--namespace", ns,
+         "--set", "services.evaluator.enabled=true", "--set", f"evaluator.inferenceDeployment={INFER}"],
+        capture_output=True, text=True, timeout=120, check=True,
+    ).stdout  # fmt: skip
+    return [d for d in yaml.safe_load_all(out) if d]
+
+
 @pytest.fixture
-async def cluster(kube: Any, tmp_path: Path) -> AsyncIterator[dict[str, Any]]:
-    """A namespace with the inference Deployment, a decoy Deployment, and the evaluator's
-    ServiceAccount bound to a Role that may get/patch only the inference Deployment (the
-    rule charts/rlstream renders for the evaluator), plus a kubeconfig with its token."""
+async def cluster(kube: Any, helm_bin: Path, tmp_path: Path) -> AsyncIterator[dict[str, Any]]:
+    """A namespace with the inference Deployment and a decoy, the chart's evaluator
+    ServiceAccount, promoter Role and RoleBinding applied as rendered, a kubeconfig with a
+    token of that ServiceAccount, and the evaluator container's RLSTREAM_DEPLOY_* env."""
     admin = AsyncClient(KubeConfig.from_file(kube.kubeconfig))
     ns = f"reg-{uuid.uuid4().hex[:6]}"
     await admin.create(Namespace(metadata=ObjectMeta(name=ns)))
     for name in (INFER, "other"):
         await admin.create(_deployment(name, ns))
-    await admin.create(ServiceAccount(metadata=ObjectMeta(name="evaluator", namespace=ns)))
-    await admin.create(
-        Role(
-            metadata=ObjectMeta(name="promoter", namespace=ns),
-            rules=[
-                PolicyRule(
-                    apiGroups=["apps"],
-                    resources=["deployments"],
-                    resourceNames=[INFER],
-                    verbs=["get", "patch"],
-                )
-            ],
-        )
+    docs = _chart(helm_bin, ns)
+    wanted = {("ServiceAccount", SA), ("Role", ROLE), ("RoleBinding", ROLE)}
+    objs = [d for d in docs if (d["kind"], d["metadata"]["name"]) in wanted]
+    assert len(objs) == 3, [(d["kind"], d["metadata"]["name"]) for d in docs]
+    for obj in codecs.load_all_yaml(yaml.safe_dump_all(objs)):
+        obj.metadata.namespace = ns
+        await admin.create(obj)
+    evaluator = next(
+        d
+        for d in docs
+        if d["kind"] == "Deployment" and d["metadata"]["name"].endswith("-evaluator")
     )
-    await admin.create(
-        RoleBinding(
-            metadata=ObjectMeta(name="promoter", namespace=ns),
-            roleRef=RoleRef(apiGroup="rbac.authorization.k8s.io", kind="Role", name="promoter"),
-            subjects=[Subject(kind="ServiceAccount", name="evaluator", namespace=ns)],
-        )
-    )
+    assert evaluator["spec"]["template"]["spec"]["serviceAccountName"] == SA
+    env = {
+        e["name"]: e["value"]
+        for e in evaluator["spec"]["template"]["spec"]["containers"][0]["env"]
+        if e["name"].startswith("RLSTREAM_DEPLOY_")
+    }
     token = await admin.create(
         ServiceAccount.Token(
-            metadata=ObjectMeta(name="evaluator", namespace=ns),
+            metadata=ObjectMeta(name=SA, namespace=ns),
             spec=TokenRequestSpec(audiences=[kube.server], expirationSeconds=3600),
         ),
-        "evaluator",
+        SA,
         namespace=ns,
     )
     assert token.status is not None and token.status.token
     sa_cfg = _kubeconfig(tmp_path / "sa.kubeconfig", kube.server, token.status.token, ns)
     try:
-        yield {"admin": admin, "ns": ns, "sa_kubeconfig": sa_cfg, "kube": kube}
+        yield {"admin": admin, "ns": ns, "sa_kubeconfig": sa_cfg, "kube": kube, "env": env}
     finally:
         await admin.delete(Namespace, ns)
         await admin.close()
@@ -122,7 +134,19 @@ async def test_promotion_patches_the_inference_deployment_through_the_sa(
     cluster: dict[str, Any], store: Store, tmp_path: Path
 ) -> None:
     ns, admin = cluster["ns"], cluster["admin"]
-    target = KubernetesTarget(INFER, namespace=ns, kubeconfig=cluster["sa_kubeconfig"])
+    # the target exactly as the chart configures the evaluator (plus the SA's kubeconfig)
+    assert cluster["env"] == {
+        "RLSTREAM_DEPLOY_TARGET": "kubernetes",
+        "RLSTREAM_DEPLOY_DEPLOYMENT": INFER,
+        "RLSTREAM_DEPLOY_NAMESPACE": ns,
+    }
+    settings = DeploySettings(
+        deploy_target="kubernetes",
+        deploy_deployment=cluster["env"]["RLSTREAM_DEPLOY_DEPLOYMENT"],
+        deploy_namespace=cluster["env"]["RLSTREAM_DEPLOY_NAMESPACE"],
+        deploy_kubeconfig=cluster["sa_kubeconfig"],
+    )
+    target = make_target(settings)
     sink = RecordingSink()
     reg = Registry(store, target=target, sink=sink)
     a = await reg.register(fake_adapter(tmp_path, "a"), agent="support")

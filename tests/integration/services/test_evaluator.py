@@ -83,6 +83,8 @@ def test_succeeded_run_is_evaluated_once_published_and_promoted(
                 _event("run-good", "succeeded", good),  # the trainer and the watcher both say so
                 _event("run-reject", "succeeded", bad),
                 _event("run-failed", "failed", None),
+                (b"junk", b"{not json"),
+                _event("run-empty", "succeeded", tmp_path / "no-such-output"),
             ],
         )
     )
@@ -122,7 +124,14 @@ def test_succeeded_run_is_evaluated_once_published_and_promoted(
     assert count(st.dsn, "SELECT count(*) FROM evaluations") == 2
     assert count(st.dsn, "SELECT count(*) FROM promotions WHERE alias = 'champion'") == 1
     assert len(_values(st, topics.DEPLOYMENTS, DeploymentEvent)) == 1  # not promoted again
-    assert asyncio.run(read_topic(st.bootstrap, st.topic(topics.dlq(topics.TRAINING)))) == []
+    dlq = st.topic(topics.dlq(topics.TRAINING))
+    dead = wait_until(
+        lambda: (r := asyncio.run(read_topic(st.bootstrap, dlq))) and len(r) >= 4 and r
+    )
+    codes = sorted(json.loads(r.value)["error_code"] for r in dead)
+    assert codes == ["input_error", "input_error", "parse_error", "parse_error"]  # twice: replay
+    reasons = [json.loads(r.value)["error_message"] for r in dead]
+    assert any("no-such-output" in r for r in reasons)
 
 
 def test_kill_9_mid_evaluation_loses_no_decision(

@@ -138,11 +138,11 @@ def _details(node: TreeNode) -> str:
     if node.kind == "evaluation":
         ci = d.get("delta_ci_low")
         low = f" ci_low={ci:.3f}" if isinstance(ci, float) else ""
-        return f"{d.get('decision')} vs {str(d.get('baseline'))[:16]}{low}"
+        return f"{d.get('decision')} vs {str(d.get('baseline'))[:24]}{low}"
     if node.kind == "run":
         return f"{d.get('backend')}/{d.get('method')} {d.get('status')}"
     if node.kind == "dataset":
-        return f"sha256 {d.get('sha256', node.id)} ({d.get('rollouts')} rollouts)"
+        return f"({d.get('rollouts')} rollouts, {d.get('path')})"
     if node.kind == "rollout":
         return f"score={d.get('score')} passed={d.get('passed')}"
     if node.kind == "conversation":
@@ -152,6 +152,8 @@ def _details(node: TreeNode) -> str:
 
 def _label(node: TreeNode) -> str:
     ident = node.id if node.kind in ("group", "conversation") else node.id[:16]
+    if node.kind == "dataset":
+        ident = f"sha256 {node.id}"
     return f"[bold]{node.kind}[/] {ident} [dim]{_details(node)}[/]"
 
 

@@ -23,7 +23,7 @@ from typing import Any
 from rlstream.delivery import Rejected, decode_all
 from rlstream.delivery.batch import reject_or_retry
 from rlstream.delivery.runtime import Runtime
-from rlstream.errors import InputError, MessageTooLarge
+from rlstream.errors import ConfigError, InputError, MessageTooLarge
 from rlstream.events import EvaluationEvent, TrainingRunEvent
 from rlstream.registry import (
     CandidateRun,
@@ -138,7 +138,10 @@ class EvaluatorHandler:
         if heldout is not None and heldout.exists():  # what Postgres says training saw
             from rlstream.evaluation import load_heldout, released_task_keys
 
-            prompts = await asyncio.to_thread(load_heldout, heldout, s.eval_max_prompts)
+            try:
+                prompts = await asyncio.to_thread(load_heldout, heldout, s.eval_max_prompts)
+            except ConfigError as exc:  # this run's held-out file is bad: dead-letter it
+                raise InputError(f"run {run.run_id}: {exc}") from exc
             trained = await released_task_keys(registry.store, prompts)
         return EvalJob(
             run_id=run.run_id,

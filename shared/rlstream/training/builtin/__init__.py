@@ -149,6 +149,7 @@ def _metrics(
         "tokens": tokens,
         "tokens_per_second": round(tokens / train_s, 2) if train_s > 0 else 0.0,
         "train_seconds": round(train_s, 3),
+        "train_cpu_seconds": round(float(outcome.get("train_cpu_seconds", 0.0)), 3),
         "load_seconds": round(float(outcome.get("load_seconds", 0.0)), 3),
         "wall_seconds": round(wall, 3),
         "first_loss": outcome.get("first_loss"),

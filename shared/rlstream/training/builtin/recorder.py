@@ -39,12 +39,16 @@ class Recorder(TrainerCallback):
         self.summary: dict[str, float] = {}
         self.started = 0.0
         self.finished = 0.0
+        self.cpu_started = 0.0
+        self.cpu_finished = 0.0
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
         self.started = time.perf_counter()
+        self.cpu_started = time.process_time()
 
     def on_train_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
         self.finished = time.perf_counter()
+        self.cpu_finished = time.process_time()
 
     def on_log(
         self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any
@@ -63,6 +67,11 @@ class Recorder(TrainerCallback):
     @property
     def seconds(self) -> float:
         return max(0.0, (self.finished or time.perf_counter()) - self.started)
+
+    @property
+    def cpu_seconds(self) -> float:
+        """CPU seconds of this process while training (all its threads)."""
+        return max(0.0, (self.cpu_finished or time.process_time()) - self.cpu_started)
 
     def tokens(self) -> int:
         seen = [p["num_tokens"] for p in self.curve if "num_tokens" in p]

@@ -111,6 +111,7 @@ def run_trl(
         "steps": int(trainer.state.global_step),
         "tokens": recorder.tokens(),
         "train_seconds": recorder.seconds,
+        "train_cpu_seconds": recorder.cpu_seconds,
         "load_seconds": load_s,
         "curve": recorder.curve,
         "first_loss": losses[0] if losses else None,

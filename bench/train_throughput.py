@@ -27,8 +27,12 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 from typing import Any
+
+# peft/TRL read transformers' deprecated alias (as in the builtin backend): not ours, noise
+warnings.filterwarnings("ignore", ".*is_gradient_checkpointing.*", FutureWarning)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")

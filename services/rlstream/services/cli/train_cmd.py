@@ -20,20 +20,6 @@ from rich.table import Table
 from rlstream.errors import ConfigError
 from rlstream.services.cli.common import EXIT_DATA, console, friendly_errors, out
 
-EXAMPLES = """
-Examples:
-
-  rlstream train --dataset demo/out/dataset --method sft --max-steps 20
-
-  rlstream train --dataset . --dry-run
-
-  rlstream train --dataset ds/ --method grpo --reward-config rewards.yaml --max-steps 5
-
-  rlstream train --dataset ds/ --backend-arg=--lr_scheduler_type=cosine
-
-  rlstream train --dataset ds/ --launcher kubernetes --dry-run
-"""
-
 
 @friendly_errors
 def train(
@@ -68,6 +54,18 @@ def train(
     Writes OUTPUT/adapter/ (safetensors), OUTPUT/metrics.json (the loss/reward curve,
     tokens/s, wall time) and OUTPUT/run.json (lineage: dataset sha256, base model hash,
     backend version, config and argv hashes).
+
+    Examples:
+
+      rlstream train --dataset demo/out/dataset --method sft --max-steps 20
+
+      rlstream train --dataset . --dry-run
+
+      rlstream train --dataset ds/ --method grpo --reward-config rewards.yaml --max-steps 5
+
+      rlstream train --dataset ds/ --backend-arg=--lr_scheduler_type=cosine
+
+      rlstream train --dataset ds/ --launcher kubernetes --dry-run
     """
     from rlstream.training import TrainConfig
 
@@ -90,9 +88,6 @@ def train(
         _dry_run(dataset, config, backend, model, output)
         return
     _local(dataset, config, backend, model, output)
-
-
-train.__doc__ = (train.__doc__ or "") + EXAMPLES
 
 
 def _default_output(dataset: Path, config: Any, backend: str) -> Path:

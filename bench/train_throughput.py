@@ -7,8 +7,9 @@ one process, one after the other (``--repeats`` alternates the order):
   callback, metrics.json / run.json, adapter save);
 * ``trl``: ``trl.SFTTrainer`` built directly with the same ``SFTConfig`` fields and
   ``peft.LoraConfig``, nothing of rlstream's around it;
-* ``loop``: a hand-written torch loop (same tokens, assistant-only labels, AdamW, LoRA),
-  to measure TRL's own per-step overhead (training-notes.md saw ~2x on a shared CPU).
+* ``loop``: TRL's own batches and peft model trained by a plain torch loop (forward,
+  backward, AdamW: no Trainer step, no per-step metrics), to measure TRL's per-step
+  overhead (training-notes.md saw ~2x against a hand loop on a shared CPU).
 
 Clock: CPU seconds of this process during the training steps (``time.process_time``),
 torch pinned to ``--threads`` threads, so neighbours on a shared machine do not count;
@@ -75,7 +76,7 @@ def _setup(dataset: Path, config: Any) -> tuple[Any, Any, Any, Any]:
     return model, tok, rows, kwargs
 
 
-def run_trl(dataset: Path, config: Any) -> dict[str, float]:
+def _trl_trainer(dataset: Path, config: Any) -> Any:
     from datasets import Dataset
     from peft import LoraConfig
     from transformers import PrinterCallback, set_seed
@@ -92,6 +93,11 @@ def run_trl(dataset: Path, config: Any) -> dict[str, float]:
         processing_class=tok, peft_config=lora,
     )  # fmt: skip
     trainer.remove_callback(PrinterCallback)
+    return trainer
+
+
+def run_trl(dataset: Path, config: Any) -> dict[str, float]:
+    trainer = _trl_trainer(dataset, config)
     cpu, wall = time.process_time(), time.perf_counter()
     trainer.train()
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
@@ -100,51 +106,28 @@ def run_trl(dataset: Path, config: Any) -> dict[str, float]:
 
 
 def run_loop(dataset: Path, config: Any) -> dict[str, float]:
-    """The same steps without a Trainer: tokenize, mask, forward, backward, AdamW."""
+    """TRL's own batches (its dataloader, collator, padding and labels) and peft model,
+    trained by a plain loop: forward, backward, AdamW. What is left is the Trainer's step."""
     import torch
-    from peft import LoraConfig, get_peft_model
-    from transformers import set_seed
 
-    set_seed(config.seed)
-    model, tok, rows, kwargs = _setup(dataset, config)
-    model = get_peft_model(
-        model,
-        LoraConfig(
-            r=config.lora_rank, lora_alpha=config.lora_alpha, target_modules="all-linear",
-            task_type="CAUSAL_LM",
-        ),
-    )  # fmt: skip
-    opt = torch.optim.AdamW(
-        (p for p in model.parameters() if p.requires_grad), lr=kwargs["learning_rate"]
-    )
-    examples = []
-    for r in rows:
-        enc = tok.apply_chat_template(
-            r["messages"], tokenize=True, return_dict=True, return_assistant_tokens_mask=True
-        )
-        ids = enc["input_ids"][: config.max_length]
-        mask = enc["assistant_masks"][: config.max_length]
-        if any(mask):
-            examples.append((ids, mask))
-    bs = config.batch_size
-    tokens = 0
+    trainer = _trl_trainer(dataset, config)
+    model = trainer.model
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=trainer.args.learning_rate)
+    batches = iter(trainer.get_train_dataloader())
     model.train()
+    tokens = 0
     cpu, wall = time.process_time(), time.perf_counter()
-    for step in range(config.max_steps):
-        batch = [examples[(step * bs + i) % len(examples)] for i in range(bs)]
-        width = max(len(ids) for ids, _ in batch)
-        pad = tok.pad_token_id
-        input_ids = torch.tensor([ids + [pad] * (width - len(ids)) for ids, _ in batch])
-        attn = torch.tensor([[1] * len(ids) + [0] * (width - len(ids)) for ids, _ in batch])
-        labels = torch.tensor(
-            [[t if m else -100 for t, m in zip(ids, mask, strict=True)] + [-100] * (width - len(ids))
-             for ids, mask in batch]
-        )  # fmt: skip
-        loss = model(input_ids=input_ids, attention_mask=attn, labels=labels).loss
+    for _ in range(config.max_steps):
+        batch = next(batches)
+        loss = model(
+            input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
+            labels=batch["labels"],
+        ).loss  # fmt: skip
         loss.backward()
         opt.step()
         opt.zero_grad()
-        tokens += int(attn.sum())
+        tokens += int(batch["attention_mask"].sum())
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     return {"tokens": tokens, "cpu": cpu, "wall": wall}
 

@@ -201,18 +201,20 @@ _SUFFIX_WORDS = (
     r"Walk|Alley|Loop|Pike|Plaza|Green|Rise|View|Crossing|Parade|Creek|Esplanade|Circuit|Quay"
 )
 _PAIR = re.compile(
-    rf"(?<![\w'’-])({_NAME})(?:[ \t]+[{_UP}]\.)?((?:[ \t]+{_PARTICLE})*)[ \t]+({_NAME})(?![\w'’-])"
+    rf"(?=[{_UP}])(?<![\w'’-])({_NAME})(?:[ \t]+[{_UP}]\.)?((?:[ \t]+{_PARTICLE})*)[ \t]+({_NAME})(?![\w'’-])"
     rf"(?!\s+(?:{_SUFFIX_WORDS})\b)"
 )
 #: a cue that introduces a name; group 1 = the name (one or two words)
-_CUE = re.compile(
-    r"(?:(?i:\b(?:my name is|my name's|name is|name's|call me|this is|it's|it is|i am|i'm|"
+#: a phrase that introduces a name, matched on the lower-cased 40 characters before each
+#: capitalised word (one case-insensitive scan of the whole text cost ~1.5 ms per 3 KB)
+_CUE_BEFORE = re.compile(
+    r"\b(?:my name is|my name's|name is|name's|call me|this is|it's|it is|i am|i'm|"
     r"speak to|speak with|talk to|ask for|spoke to|spoke with|signed|called|named|"
-    r"thanks|thank you|regards|cheers|sincerely|best|hi|hello|hey|dear))[,:]?\s+"
-    r"(?:(?:Mr|Mrs|Ms|Miss|Dr|Prof|Mx)\.?\s+)?|"
-    r"\b(?:Mr|Mrs|Ms|Miss|Dr|Prof|Mx)\.?\s+)"
-    rf"({_NAME}(?:(?:\s+{_PARTICLE})*\s+{_NAME})?)(?![\w'’-])"
+    r"thanks|thank you|regards|cheers|sincerely|best|hi|hello|hey|dear|"
+    r"mr|mrs|ms|miss|dr|prof|mx)\.?[,:]?\s+(?:(?:mr|mrs|ms|miss|dr|prof|mx)\.?\s+)?$"
 )
+_WORD = re.compile(rf"(?=[{_UP}])(?<![\w'’-]){_NAME}(?![\w'’-])")
+_NAME_AFTER_CUE = re.compile(rf"({_NAME}(?:(?:[ \t]+{_PARTICLE})*[ \t]+{_NAME})?)(?![\w'’-])")
 #: cues after which any capitalised word is a name (else it must be a known first name)
 _STRONG = re.compile(
     r"(?i)(?:my name is|my name's|name is|name's|call me|signed|regards|cheers|sincerely|"
@@ -290,11 +292,17 @@ def names(text: str) -> list[tuple[int, int]]:
     """Spans of person names in prose."""
     out: list[tuple[int, int]] = []
     known = first_names()
-    for m in _CUE.finditer(text):
+    for w in _WORD.finditer(text):
+        window = text[max(0, w.start() - 40) : w.start()].lower()
+        if _CUE_BEFORE.search(window) is None:
+            continue
+        m = _NAME_AFTER_CUE.match(text, w.start())
+        if m is None:
+            continue
         words = m.group(1).split()
         if not _is_name(words[0]):
             continue
-        strong = _STRONG.search(text, 0, m.start(1)) is not None
+        strong = _STRONG.search(window) is not None
         if not strong and words[0].lower() not in known:
             continue
         end = m.end(1) if _is_name(words[-1]) else m.start(1) + len(words[0])
@@ -308,7 +316,7 @@ def names(text: str) -> list[tuple[int, int]]:
         # not part of a longer capitalised run (organisations: "Red Robin Stores")
         if first.lower() in known or (
             last.lower().replace("’", "'") in family
-            and _CAPITAL_BEFORE.search(text, 0, m.start(1)) is None
+            and _CAPITAL_BEFORE.search(text, max(0, m.start(1) - 64), m.start(1)) is None
             and _CAPITAL_AFTER.match(text, m.end(3)) is None
         ):
             out.append((m.start(1), m.end(3)))

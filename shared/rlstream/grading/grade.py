@@ -24,7 +24,6 @@ from rlstream.rewards.scored import ScoredRollout
 from rlstream.transcript import Transcript
 
 #: metadata fields that name the task when the transcript has no resolved task key
-TASK_FIELDS = ("task_id", "scenario_id", "intent", "prompt_id", "task")
 
 Progress = Callable[[int, int], None]
 #: what a group-aware reward's ``group_scorer(peers)`` returns: ``(transcript, context)``
@@ -48,14 +47,8 @@ class GradeFailure(BaseModel):
 
 
 def task_key_of(t: Transcript) -> str:
-    """The resolved task key, else a logged task field, else the conversation itself."""
-    if t.task_key:
-        return t.task_key
-    for f in TASK_FIELDS:
-        v = t.metadata.get(f)
-        if isinstance(v, str | int) and not isinstance(v, bool) and str(v):
-            return str(v)
-    return t.conversation_id
+    """The rollout's peer group: :attr:`Transcript.group_key` (one definition everywhere)."""
+    return t.group_key
 
 
 _ID_TAILS: dict[str, bytes] = {}

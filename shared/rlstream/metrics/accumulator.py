@@ -58,13 +58,22 @@ class ProfileAccumulator:
         self._features: list[Mapping[str, float]] = []
         self._keep = keep_features
         self._passes = 0
+        self._policies: dict[str, set[str]] = {}
+        self._all_policies: set[str] = set()
 
     def add(self, row: RolloutRow) -> None:
         """Count one rollout: a dict lookup and a few appends (see :meth:`group`)."""
-        gid = self._index.get(row.task_key)
+        key = row.task_key
+        if row.policy is not None:  # one group per (task, policy): never pool two models
+            key = f"{key} @ {row.policy}"
+            seen = self._policies.setdefault(row.task_key, set())
+            if row.policy not in seen:
+                seen.add(row.policy)
+                self._all_policies.add(row.policy)
+        gid = self._index.get(key)
         if gid is None:
-            gid = self._index[row.task_key] = len(self._keys)
-            self._keys.append(row.task_key)
+            gid = self._index[key] = len(self._keys)
+            self._keys.append(key)
             self._n.append(0)
             self._c.append(0)
         self._n[gid] += 1
@@ -124,6 +133,8 @@ class ProfileAccumulator:
             method=method,
             method_reason=reason,
             hack_scan=scan_result,
+            policies=len(self._all_policies),
+            mixed_policy_tasks=sum(1 for p in self._policies.values() if len(p) > 1),
         )
 
     def _scan(

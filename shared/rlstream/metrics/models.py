@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 Verdict = Literal["trains", "thin", "flat", "insufficient"]
 Method = Literal["grpo", "dpo", "sft", "none"]
@@ -90,10 +90,16 @@ class Profile(_Frozen):
     gradient_support_unbiased: float | None
     pass_at_1: float | None
     pass_at_k: dict[str, float]
+    #: groups behind each pass@k point (n >= k)
+    pass_at_k_groups: dict[str, int] = Field(default_factory=dict)
     pass_hat_k: dict[str, float]
     headline_k: int | None
     headroom: float | None
     mean_reward: float | None
+    #: distinct policies (agent version / policy version / model); groups are per policy
+    policies: int = 0
+    #: tasks whose rollouts came from several policies (profiled as one group per policy)
+    mixed_policy_tasks: int = 0
     pass_rate: float | None
     verdict: Verdict
     method: Method

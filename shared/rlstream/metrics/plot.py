@@ -80,6 +80,11 @@ def _pass_curves(p: Profile) -> list[str]:
         out.append(_curve(p.pass_hat_k, k_top, HAT_COLOUR))
         out.append(_text(RIGHT_X, TOP + PANEL_H + 14, "1", 10))
         out.append(_text(RIGHT_X + PANEL_W, TOP + PANEL_H + 14, str(k_top), 10))
+        # each point averages only the groups with n >= k: say how many, at both ends
+        g1, gk = p.pass_at_k_groups.get("1"), p.pass_at_k_groups.get(str(k_top))
+        if g1 is not None and gk is not None:
+            out.append(_text(RIGHT_X, TOP + PANEL_H + 26, f"{g1} groups", 9))
+            out.append(_text(RIGHT_X + PANEL_W, TOP + PANEL_H + 26, f"{gk} groups", 9, "end"))
     out.append(_text(RIGHT_X - 8, TOP + 4, "1", 10, "end"))
     out.append(_text(RIGHT_X - 8, TOP + PANEL_H, "0", 10, "end"))
     # legend bottom-left: pass^k starts at pass@1 and falls, pass@k rises; that corner is free

@@ -49,6 +49,9 @@ class GroupSummary:
     gradient_support_unbiased: float | None
     pass_at_1: float | None
     pass_at_k: dict[str, float]
+    #: how many groups each pass@k point averages (those with n >= k): the curve's later
+    #: points rest on fewer, larger groups, so it can bend down
+    pass_at_k_groups: dict[str, int]
     pass_hat_k: dict[str, float]
     headline_k: int | None
     headroom: float | None
@@ -94,6 +97,7 @@ def summarise(
         k_cnt[: at.size] += w
     pass_at = {str(k + 1): _r(at_sum[k] / k_cnt[k]) for k in range(top) if k_cnt[k] > 0}
     pass_hat = {str(k + 1): _r(hat_sum[k] / k_cnt[k]) for k in range(top) if k_cnt[k] > 0}
+    at_groups = {str(k + 1): int(k_cnt[k]) for k in range(top) if k_cnt[k] > 0}
     headline = min(int(np.floor(np.median(gn))), top) if gn.size else None
     headroom = _headroom(pn, pc, pw, headline)
     support = support_u = None
@@ -113,6 +117,7 @@ def summarise(
         gradient_support_unbiased=support_u,
         pass_at_1=pass_at.get("1"),
         pass_at_k=pass_at,
+        pass_at_k_groups=at_groups,
         pass_hat_k=pass_hat,
         headline_k=headline,
         headroom=headroom,

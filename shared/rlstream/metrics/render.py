@@ -29,6 +29,19 @@ def _summary(p: Profile) -> Table:
     if ci and ci.gradient_support:
         gs += f"  [{_f(ci.gradient_support.low)}, {_f(ci.gradient_support.high)}]"
     t.add_row("rollouts / groups", f"{p.rollouts} / {p.groups}")
+    if p.policies > 1:
+        t.add_row(
+            "policies", f"{p.policies} (model / agent version): one group per task and policy"
+        )
+    if p.mixed_policy_tasks:
+        t.add_row(
+            Text("warning", style="yellow"),
+            Text(
+                f"{p.mixed_policy_tasks} task(s) have rollouts of several policies; they were "
+                "not pooled (profile each policy's logs alone to compare them)",
+                style="yellow",
+            ),
+        )
     t.add_row(
         "graded (n>=2) / mixed / singletons",
         f"{p.graded_groups} / {p.mixed_groups} / {p.singletons}",
@@ -39,7 +52,10 @@ def _summary(p: Profile) -> Table:
     t.add_row("  unbiased (x n/(n-1))", _f(p.gradient_support_unbiased))
     t.add_row("pass@1", _f(p.pass_at_1))
     if p.headline_k:
-        t.add_row(f"pass@{p.headline_k}", _f(p.pass_at_k.get(str(p.headline_k))))
+        k = str(p.headline_k)
+        groups = p.pass_at_k_groups.get(k)
+        on = f"  (over {groups} groups with n >= {k})" if groups is not None else ""
+        t.add_row(f"pass@{k}", _f(p.pass_at_k.get(k)) + on)
         t.add_row(f"pass^{p.headline_k}", _f(p.pass_hat_k.get(str(p.headline_k))))
     t.add_row("headroom", _f(p.headroom))
     t.add_row("mean reward", _f(p.mean_reward))

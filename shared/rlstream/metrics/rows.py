@@ -24,6 +24,8 @@ class RolloutRow:
     passed: bool
     features: Mapping[str, float] = field(default_factory=dict)
     digest: int | None = None
+    #: agent version / policy version / model; the profile groups per (task, policy)
+    policy: str | None = None
 
     @classmethod
     def from_scored(cls, s: ScoredRollout) -> RolloutRow:
@@ -38,4 +40,5 @@ class RolloutRow:
             passed=s.passed,
             features=feats,
             digest=fingerprint64(exact_fingerprint(s.transcript)),
+            policy=s.transcript.policy,
         )

@@ -30,7 +30,8 @@ class ScoredRollout(BaseModel):
 
     @property
     def task_key(self) -> str:
-        return self.transcript.task_key or self.transcript.conversation_id
+        """The peer group, as grading formed it (:attr:`Transcript.group_key`)."""
+        return self.transcript.group_key
 
     @property
     def conversation_id(self) -> str:

@@ -74,6 +74,10 @@ class SourceRef(_Frozen):
         return "inline"
 
 
+#: logged fields that name a task (same order as rlstream.taskkey's defaults, plus "task")
+TASK_FIELDS: tuple[str, ...] = ("task_id", "intent", "scenario_id", "prompt_id", "task")
+
+
 class Transcript(_Frozen):
     """One conversation, redacted and keyed, ready for grading."""
 
@@ -95,6 +99,27 @@ class Transcript(_Frozen):
     source: SourceRef = Field(default_factory=SourceRef)
     format: str = "canonical"
     redacted: bool = False
+
+    @property
+    def group_key(self) -> str:
+        """The one definition of a rollout's peer group, for grading, profiling and curation:
+        the task key resolved at ingest, else a logged task field in ``metadata``
+        (``"task_id:<v>"``, the form ingest gives it), else the conversation itself."""
+        if self.task_key:
+            return self.task_key
+        for name in TASK_FIELDS:
+            v = self.metadata.get(name)
+            if isinstance(v, str | int) and not isinstance(v, bool) and str(v):
+                return f"{name}:{v}"
+        return self.conversation_id
+
+    @property
+    def policy(self) -> str | None:
+        """Which policy produced the rollout: agent version, policy version or model."""
+        for v in (self.agent_version, self.policy_version, self.model):
+            if v:
+                return str(v)
+        return None
 
     @property
     def system_prompt(self) -> str | None:

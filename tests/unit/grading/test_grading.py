@@ -29,7 +29,7 @@ def test_spec_id_is_stable_and_names_versions() -> None:
     a = RewardSpec.from_names(["gsm8k", "outcome"], weights={"gsm8k": 2})
     b = RewardSpec.parse("outcome, gsm8k:2")
     assert a.spec_id == b.spec_id
-    assert "gsm8k@1.0.0*2" in a.spec_id and "outcome@1.0.0*1" in a.spec_id
+    assert "gsm8k@1.0.0*2" in a.spec_id and "outcome@1.1.0*1" in a.spec_id
     assert RewardSpec.parse("gsm8k:3,outcome").spec_id != a.spec_id
     with pytest.raises(ConfigError):
         RewardSpec.from_names([])

@@ -95,8 +95,8 @@ def estimate_gpu_hours(
     tokens: int,
     params: float,
     rows: int = 0,
-    num_generations: int = 8,
-    max_new_tokens: int = 256,
+    num_generations: int = 4,
+    max_new_tokens: int = 64,
     gpu_peak_tflops: float = 312.0,
     mfu: float = 0.3,
     gpus: int = 1,
@@ -176,11 +176,21 @@ def budget_for_dataset(
     model: str | Path | None = None,
     settings: LaunchSettings | None = None,
     spent_today: float = 0.0,
-    num_generations: int = 8,
-    max_new_tokens: int = 256,
+    num_generations: int | None = None,
+    max_new_tokens: int | None = None,
 ) -> BudgetDecision:
-    """What ``rlstream train`` and the curator ask before starting a run."""
+    """What ``rlstream train`` and the curator ask before starting a run. GRPO's
+    ``num_generations``/``max_new_tokens`` default to ``RLSTREAM_TRAIN_CONFIG``'s, else
+    TrainConfig's defaults."""
+    from rlstream.training.config import TrainConfig
+
     s = settings or LaunchSettings()
+    defaults = TrainConfig()
+    cfg = s.train_config
+    if num_generations is None:
+        num_generations = int(str(cfg.get("num_generations", defaults.num_generations)))
+    if max_new_tokens is None:
+        max_new_tokens = int(str(cfg.get("max_new_tokens", defaults.max_new_tokens)))
     m = resolve_method(Path(dataset_dir), method)
     tokens, rows = dataset_tokens(Path(dataset_dir), m)
     est = estimate_gpu_hours(

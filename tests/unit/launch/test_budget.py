@@ -73,3 +73,13 @@ def test_budget_for_a_dataset_folder(tmp_path: Path) -> None:
     assert not budget_for_dataset(tmp_path, "dpo", None, tight).ok
     with pytest.raises(ConfigError, match=r"no sft\.jsonl"):
         budget_for_dataset(tmp_path, "sft", None, LaunchSettings())
+
+
+def test_grpo_sampling_follows_the_train_config(tmp_path: Path) -> None:
+    (tmp_path / "manifest.json").write_text(json.dumps({"method": "grpo"}))
+    (tmp_path / "grpo.jsonl").write_text('{"prompt": "p"}\n' * 10)
+    small = budget_for_dataset(tmp_path, "grpo", None, LaunchSettings())
+    big = budget_for_dataset(
+        tmp_path, "grpo", None, LaunchSettings(train_config={"num_generations": 16})
+    )
+    assert big.estimate.flops > 3 * small.estimate.flops

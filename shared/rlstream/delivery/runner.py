@@ -39,6 +39,9 @@ log = logging.getLogger("rlstream.delivery")
 
 Handler = Callable[[Sequence[Any]], Awaitable[list[Rejected]]]
 
+#: times one batch may fail with a bug (not a transient error) before it is dead-lettered
+BUG_ATTEMPTS = 3
+
 #: errors after which an idempotent producer cannot send to the partition again until it
 #: is replaced (its sequence numbers no longer match the broker's)
 _PRODUCER_BROKEN = frozenset(
@@ -87,6 +90,7 @@ class BatchRunner:
         self.max_backoff_s = max_backoff_s
         self.progress = Progress(service)
         self._failures = 0
+        self._bug_attempts: dict[tuple[str, int, int], int] = {}
 
     def outbox(self) -> Outbox[Any]:
         if self.producer is None:
@@ -154,9 +158,37 @@ class BatchRunner:
         except Exception as exc:
             code = exc.code if isinstance(exc, RetryBatch) else disposition(exc).code
             if not isinstance(exc, RetryBatch) and disposition(exc).action is not Action.RETRY:
+                if await self._give_up(first, readable, unreadable, exc):
+                    return await self.run_ack(message, records, started)
                 log.exception("batch handler failed outside record isolation; retrying")
             await self._retry(message, exc, code)
             return
+        await self.run_ack(message, records, started)
+
+    async def _give_up(
+        self, first: Any, readable: list[Any], unreadable: list[Rejected], exc: BaseException
+    ) -> bool:
+        """A bug (not the world) failed the same batch ``BUG_ATTEMPTS`` times: dead-letter
+        its records with the reason instead of retrying a deterministic failure forever."""
+        where = (first.topic, first.partition, first.offset)
+        self._bug_attempts[where] = self._bug_attempts.get(where, 0) + 1
+        if self._bug_attempts[where] < BUG_ATTEMPTS:
+            return False
+        self._bug_attempts.pop(where, None)
+        verdict = disposition(exc)
+        log.error(
+            "batch failed %d times outside record isolation; dead-lettering it",
+            BUG_ATTEMPTS,
+            extra={"code": verdict.code, "records": len(readable) + len(unreadable)},
+        )
+        try:
+            await self.dead_letter(unreadable + [Rejected(r, verdict, exc) for r in readable])
+        except Exception:
+            return False
+        return True
+
+    async def run_ack(self, message: Any, records: Sequence[RecordLike], started: float) -> None:
+        self._bug_attempts.clear()
         try:
             await message.ack()  # commits the consumer's position: exactly this batch
         except Exception:  # rebalance in progress: the new owner redelivers (idempotent)

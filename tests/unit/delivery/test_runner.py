@@ -201,3 +201,17 @@ async def test_outputs_over_the_topic_limit_fail_locally_per_record() -> None:
     assert [ref for ref, _ in failures] == ["big"]
     assert disposition(failures[0][1]).code == "message_too_large"
     assert [k for _, k, _ in prod.sent] == [b"a"]
+
+
+async def test_a_batch_failing_with_a_bug_is_dead_lettered_not_retried_forever() -> None:
+    prod = Producer()
+    r = runner(prod)
+    msg = Msg((Rec(0), Rec(1)))
+
+    async def handle(recs: Any) -> list[Rejected]:
+        raise ValueError("a bug that fails this batch every time")
+
+    for _ in range(3):
+        await r.run(msg, handle)
+    assert (msg.acked, msg.nacked) == (1, 2)
+    assert [json.loads(v)["error_code"] for _, _, v in prod.sent] == ["handler_error"] * 2

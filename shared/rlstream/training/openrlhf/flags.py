@@ -10,6 +10,8 @@ defines it, take the number of values its ``nargs``/``action`` says, convert wit
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import Sequence
 from functools import cache
 from importlib import resources
@@ -52,14 +54,14 @@ def flags(cli: str = PPO) -> dict[str, dict[str, Any]]:
     return result
 
 
+#: what argparse (3.11/3.12) reads as a negative number, i.e. a value, not an option
+_NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
+
+
 def _is_flag(token: str) -> bool:
-    if not token.startswith("-") or token == "-":
-        return False
-    try:  # argparse reads "-0.5" as a value, since no flag looks like a negative number
-        float(token)
-    except ValueError:
-        return True
-    return False
+    """As argparse splits tokens: "-5" and "-.5" are values; "-1e5" or "-inf" would be
+    read as (unknown) options, so they are flags here too and get refused."""
+    return token.startswith("-") and token != "-" and not _NEGATIVE_NUMBER.match(token)
 
 
 def _arity(spec: dict[str, Any]) -> tuple[int, int | None]:
@@ -92,6 +94,8 @@ def _check_value(flag: str, spec: dict[str, Any], value: str) -> Any:
         typed = convert(value)
     except ValueError as exc:
         raise FlagError(f"{flag}: {value!r} is not a valid {spec['type']}") from exc
+    if isinstance(typed, float) and not math.isfinite(typed):
+        raise FlagError(f"{flag}: {value!r} is not a finite number")
     if spec["choices"] is not None and typed not in spec["choices"]:
         raise FlagError(f"{flag}: {value!r} is not one of {spec['choices']}")
     return typed

@@ -182,6 +182,13 @@ def test_parse_args_refuses_duplicates_and_stray_values() -> None:
     with pytest.raises(FlagError, match="before any flag"):
         parse_args(["stray", "--train.seed", "1"])
     assert parse_args(["--reward.clip_range", "-5", "5"]) == {"reward.clip_range": [-5.0, 5.0]}
+    # argparse reads "-1e5" as an (unknown) option, not as a negative number: so do we
+    with pytest.raises(FlagError, match="takes 2 value"):
+        parse_args(["--reward.clip_range", "-1e5", "5"])
+    with pytest.raises(FlagError, match="-1e5 is not an OpenRLHF"):
+        parse_args(["--train.seed", "1", "-1e5"])
+    with pytest.raises(FlagError, match="not a finite number"):
+        parse_args(["--actor.adam.lr", "nan"])
 
 
 @pytest.mark.parametrize(

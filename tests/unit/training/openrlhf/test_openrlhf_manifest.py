@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 from _helpers_openrlhf import STUBBED, StubFinder
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.paths import REPO_ROOT, cache_dir
 from rlstream.training.openrlhf import flags as flags_mod
@@ -184,3 +186,86 @@ def test_a_cached_wheel_is_not_downloaded_again(
         str(wheel.parent),
     ]
     assert cmd[-10:-5] == ["--no-deps", "--only-binary", ":all:", "--python-version", "3.11"]
+
+
+def _values(spec: dict[str, Any]) -> st.SearchStrategy[list[str]]:
+    """Values for a flag: mostly well-typed, sometimes not, sometimes the wrong count."""
+    typed: st.SearchStrategy[str] = {
+        "int": st.integers(-(10**6), 10**6).map(str),
+        "float": st.floats(allow_nan=False, allow_infinity=False, width=32).map(repr),
+    }.get(spec["type"] or "", st.text("abcxyz_./0123456789", min_size=1, max_size=8))
+    if spec["choices"]:
+        typed = st.sampled_from([str(c) for c in spec["choices"]])
+    bad = st.sampled_from(["-1e5", "-3", "-.5", "nan", "x", ""])
+    one = st.one_of(typed, typed, typed, typed, typed, bad)
+    if spec["action"] in ("store_true", "store_false"):
+        return st.one_of(st.just([]), st.just([]), st.lists(one, min_size=1, max_size=1))
+    n = spec["nargs"]
+    if isinstance(n, int):
+        return st.lists(one, min_size=max(0, n - 1), max_size=n + 1)
+    if n in ("*", "+"):
+        return st.lists(one, min_size=0, max_size=3)
+    return st.one_of(st.lists(one, min_size=1, max_size=1), st.lists(one, max_size=2))
+
+
+@st.composite
+def _argvs(draw: st.DrawFn, cli: str) -> list[str]:
+    known = flags_mod.flags(cli)
+    chosen = draw(st.lists(st.sampled_from(sorted(known)), min_size=1, max_size=4, unique=True))
+    argv: list[str] = []
+    for flag in chosen:
+        cut = draw(st.sampled_from([0] * 8 + [1, 3]))  # sometimes a prefix
+        spelled = flag[: len(flag) - cut]
+        argv += [spelled, *draw(_values(known[flag]))]
+    return argv
+
+
+@pytest.mark.parametrize("cli", flags_mod.CLIS)
+def test_what_our_validator_accepts_argparse_parses_to_the_same_values(
+    wheel: Path, cli: str
+) -> None:
+    """Differential test against the release's own parser: every argv the validator accepts,
+    argparse accepts too, with the same value for every flag given."""
+    module = module_path(cli)
+    captured: list[argparse.ArgumentParser] = []
+    real_parse = argparse.ArgumentParser.parse_args
+
+    def capture(self: argparse.ArgumentParser, *a: Any, **k: Any) -> Any:
+        captured.append(self)
+        raise _Captured
+
+    finder = StubFinder()
+    sys.meta_path.insert(0, finder)
+    argparse.ArgumentParser.parse_args = capture  # type: ignore[method-assign]
+    try:
+        with pytest.raises(_Captured):
+            exec(
+                compile(source_from_wheel(wheel, module), module, "exec"), {"__name__": "__main__"}
+            )
+    finally:
+        argparse.ArgumentParser.parse_args = real_parse  # type: ignore[method-assign]
+        sys.meta_path.remove(finder)
+        for m in [m for m in sys.modules if m.split(".")[0] in STUBBED]:
+            del sys.modules[m]
+    parser = captured[0]
+    accepted = []
+
+    @settings(max_examples=150, deadline=None, database=None)
+    @given(argv=_argvs(cli))
+    def check(argv: list[str]) -> None:
+        try:
+            ours = flags_mod.parse_args(argv, cli)
+        except flags_mod.FlagError:
+            return  # stricter than argparse (prefixes, duplicates) is fine
+        accepted.append(argv)
+        try:
+            theirs = vars(real_parse(parser, argv))
+        except SystemExit as exc:
+            msg = f"validator accepted {argv} but argparse exits {exc.code}"
+            raise AssertionError(msg) from None
+        for dest, value in ours.items():
+            got = theirs[dest]
+            assert (list(got) if isinstance(got, tuple) else got) == value, (dest, argv)
+
+    check()
+    assert len(accepted) >= 10  # the property was exercised, not vacuous

@@ -63,6 +63,19 @@ def _commands(method: str) -> str:
     return "\n".join([*lines, "```"])
 
 
+def _considered(result: CurationResult) -> str:
+    """What the 'before' profile covers: the input less held-out tasks and dropped rollouts."""
+    held = sum(len(g.rollouts) for g in result.heldout)
+    early = {"exact_duplicate", "near_duplicate", "conflicting_rewards", "redelivered"}
+    dropped = sum(
+        n for k, n in result.dropped_rollouts.items() if k in early or k.startswith("truncated")
+    )
+    return (
+        f"Profiled after holding out {held} rollouts (evaluation tasks) and dropping {dropped} "
+        "duplicates / truncated / conflicting ones"
+    )
+
+
 def render_next_steps(result: CurationResult, rows: dict[str, int]) -> str:
     """Markdown with the recommended method first, then TRL and OpenRLHF notes."""
     p = result.profile_before
@@ -78,8 +91,10 @@ Recommended method: **{result.method}**. {result.method_reason}.
 | sft.jsonl | {rows["sft.jsonl"]} | passing conversations |
 | heldout.jsonl | {rows.get("heldout.jsonl", 0)} | held-out prompts + grader context (evaluation only) |
 
-Before curation: {p.rollouts} rollouts in {p.groups} groups, gradient support {support},
-verdict {p.verdict}. Kept: {len(result.kept)} groups, {result.kept_rollouts} rollouts.
+Input: {result.input_rollouts} graded rollouts. {_considered(result)}: {p.rollouts}
+rollouts in {p.groups} groups, gradient support {support}, verdict {p.verdict} (this is
+why it can differ from `rlstream profile` over the whole file). Kept: {len(result.kept)}
+groups, {result.kept_rollouts} rollouts.
 
 ## Train
 

@@ -97,3 +97,34 @@ def test_profile_json_has_group_counts(tmp_path: Path) -> None:
     p = profile_rows(RolloutRow.from_scored(r) for r in rows)
     data = orjson.loads(orjson.dumps(p.to_json_dict()))
     assert data["pass_at_k_groups"] == {"1": 1, "2": 1, "3": 1, "4": 1}
+
+
+def test_profile_endorses_like_curation_and_next_steps_reconciles(tmp_path: Path) -> None:
+    """The demo said 'ALARM: non-endorsed feature numbers' in the profile while the dataset
+    manifest listed numbers as endorsed (gsm8k), and next_steps.md gave other counts than
+    the profile without saying why."""
+    import re
+
+    from rlstream.curation import CurateOptions, curate
+    from rlstream.curation.next_steps import render_next_steps
+    from rlstream.grading import RewardSpec, grade_many
+    from rlstream.sampledata import generate_transcripts
+    from rlstream.services.cli.profile_cmd import profile_file
+
+    ts, _ = generate_transcripts(3, 12, 6, "math")
+    scored = [r for r in grade_many(ts, RewardSpec.parse("gsm8k")) if isinstance(r, ScoredRollout)]
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"".join(r.model_dump_json().encode() + b"\n" for r in scored))
+    p = profile_file(path)
+    assert p.hack_scan is not None
+    flags = {f.name: f.endorsed for f in p.hack_scan.features}
+    assert flags["numbers"] is True  # was False: `rlstream profile` endorsed nothing
+    assert "numbers" not in p.hack_scan.alarms
+    result = curate(scored, CurateOptions(heldout_share=0.2))
+    assert "numbers" in result.endorsed
+    text = render_next_steps(result, {"grpo.jsonl": 0, "dpo.jsonl": 0, "sft.jsonl": 0})
+    m = re.search(r"Input: (\d+) graded rollouts\. Profiled after holding out (\d+) rollouts "
+                  r"\(evaluation tasks\) and dropping (\d+) .*?: (\d+)\s+rollouts", text, re.S)  # fmt: skip
+    assert m, text
+    total, held, dropped, profiled = (int(x) for x in m.groups())
+    assert total == len(scored) and total - held - dropped == profiled

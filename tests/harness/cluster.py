@@ -277,6 +277,12 @@ state = "{d / "state"}"
         todo = [self.images[k] for k in keys if full_ref(self.images[k]) not in have]
         if not todo:
             return
+        # Superseded tags of the same repositories: removed (containerd then collects
+        # the layers no other image uses), so the persistent root doesn't grow per commit.
+        repos = {full_ref(i).rsplit(":", 1)[0] for i in todo}
+        stale = [h for h in have if h.rsplit(":", 1)[0] in repos and "@" not in h]
+        if stale:
+            subprocess.run(self._ctr("images", "rm", *stale), capture_output=True, timeout=300)
         from .docker import DockerEngine
 
         with DockerEngine(cache_dir()) as engine:

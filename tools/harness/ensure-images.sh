@@ -96,6 +96,13 @@ TRAINER_IMAGE=""
 if [[ "${RLSTREAM_SKIP_TRAINER_IMAGE:-0}" != 1 ]]; then
   TRAINER_IMAGE="$(app_image rlstream-trainer-cpu docker/Dockerfile.trainer-cpu "$BASE_IMAGE")"
 fi
+# Drop superseded tags of these repositories (a trainer image is ~7 GB; layers shared with
+# the current tag stay) and dangling build layers.
+for cur in "$BASE_IMAGE" "$PAUSE_IMAGE" "$RLSTREAM_IMAGE" $TRAINER_IMAGE; do
+  docker images --format '{{.Repository}}:{{.Tag}}' "${cur%%:*}" | grep -vxF "$cur" \
+    | xargs -r docker rmi >/dev/null 2>&1 || true
+done
+docker image prune -f >/dev/null 2>&1 || true
 cat > "$IMG/images.env.tmp" <<ENV
 BASE_IMAGE=$BASE_IMAGE
 PAUSE_IMAGE=$PAUSE_IMAGE

@@ -20,15 +20,32 @@ SERVICES = ROOT / "services" / "rlstream" / "services"
 pytestmark = pytest.mark.unit
 
 
-def _imports(path: Path) -> set[str]:
+def _module_name(path: Path, top: Path) -> str:
+    """Dotted name of ``path``, where ``top`` is the directory that holds the ``rlstream`` dir."""
+    parts = list(path.relative_to(top).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports(path: Path, top: Path) -> set[str]:
+    """Every module ``path`` imports, relative imports resolved against its package."""
+    module = _module_name(path, top)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     tree = ast.parse(path.read_text(), filename=str(path))
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module)
-            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join([*base, node.module] if node.module else base)
+            else:
+                target = node.module or ""
+            found.add(target)
+            found.update(f"{target}.{alias.name}" for alias in node.names)
     return found
 
 
@@ -39,33 +56,90 @@ def _service_of(module: str) -> str | None:
     return None
 
 
-def test_library_never_imports_a_service() -> None:
-    offenders = [
-        f"{p.relative_to(ROOT)} imports {m}"
-        for p in LIBRARY.rglob("*.py")
-        for m in _imports(p)
+def library_violations(library: Path) -> list[str]:
+    """Imports of ``rlstream.services`` from the library tree rooted at ``library``."""
+    top = library.parent
+    return [
+        f"{p.relative_to(top)} imports {m}"
+        for p in sorted(library.rglob("*.py"))
+        for m in sorted(_imports(p, top))
         if m == "rlstream.services" or m.startswith("rlstream.services.")
     ]
+
+
+def service_violations(services: Path) -> list[str]:
+    """Imports of one service's modules from another, in the tree rooted at ``services``."""
+    top = services.parent.parent
+    offenders = []
+    for service_dir in sorted(d for d in services.iterdir() if d.is_dir()):
+        if service_dir.name == "__pycache__":
+            continue
+        for p in sorted(service_dir.rglob("*.py")):
+            for m in sorted(_imports(p, top)):
+                other = _service_of(m)
+                if other is not None and other != service_dir.name:
+                    offenders.append(f"{p.relative_to(top)} imports {m}")
+    return offenders
+
+
+def test_library_never_imports_a_service() -> None:
+    offenders = library_violations(LIBRARY)
     assert not offenders, "\n".join(offenders)
 
 
 def test_services_do_not_import_each_other() -> None:
-    offenders = []
-    for service_dir in (d for d in SERVICES.iterdir() if d.is_dir() and d.name != "__pycache__"):
-        for p in service_dir.rglob("*.py"):
-            for m in _imports(p):
-                other = _service_of(m)
-                if other is not None and other != service_dir.name:
-                    offenders.append(f"{p.relative_to(ROOT)} imports {m}")
+    offenders = service_violations(SERVICES)
     assert not offenders, "\n".join(offenders)
 
 
-def test_rule_detects_a_violation(tmp_path: Path) -> None:
-    bad = tmp_path / "bad.py"
-    bad.write_text("from rlstream.services.grader import app\nimport rlstream.services.curator\n")
-    mods = _imports(bad)
-    assert _service_of("rlstream.services.grader.app") == "grader"
-    assert {"rlstream.services.grader", "rlstream.services.curator"} <= mods
+def test_the_rules_run_over_the_real_tree() -> None:
+    # Guards against a rule that passes because it looked at nothing.
+    top = LIBRARY.parent
+    lib_imports = set().union(*(_imports(p, top) for p in LIBRARY.rglob("*.py")))
+    assert "rlstream.errors" in lib_imports
+    grader = SERVICES / "grader"
+    svc_imports = set().union(*(_imports(p, SERVICES.parent.parent) for p in grader.rglob("*.py")))
+    assert "rlstream.services.grader.handler" in svc_imports
+
+
+def _tree(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        f = root / rel
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text(text)
+
+
+def test_rules_catch_absolute_and_relative_violations(tmp_path: Path) -> None:
+    lib = tmp_path / "shared" / "rlstream"
+    svc = tmp_path / "services" / "rlstream" / "services"
+    _tree(
+        tmp_path,
+        {
+            "shared/rlstream/__init__.py": "",
+            "shared/rlstream/ok.py": "from . import errors\nfrom .x import y\n",
+            "shared/rlstream/bad_abs.py": "import rlstream.services.grader\n",
+            "shared/rlstream/sub/__init__.py": "",
+            "shared/rlstream/sub/bad_rel.py": "from ..services.curator import app\n",
+            "services/rlstream/services/__init__.py": "",
+            "services/rlstream/services/grader/__init__.py": "from . import app\n",
+            "services/rlstream/services/grader/app.py": (
+                "from .handler import h\nfrom rlstream.services.grader.x import y\n"
+            ),
+            "services/rlstream/services/grader/bad.py": "from ..curator.app import run\n",
+            "services/rlstream/services/cli/bad.py": "from rlstream.services.ingest import app\n",
+        },
+    )
+    assert library_violations(lib) == [
+        "rlstream/bad_abs.py imports rlstream.services.grader",
+        "rlstream/sub/bad_rel.py imports rlstream.services.curator",
+        "rlstream/sub/bad_rel.py imports rlstream.services.curator.app",
+    ]
+    assert service_violations(svc) == [
+        "rlstream/services/cli/bad.py imports rlstream.services.ingest",
+        "rlstream/services/cli/bad.py imports rlstream.services.ingest.app",
+        "rlstream/services/grader/bad.py imports rlstream.services.curator.app",
+        "rlstream/services/grader/bad.py imports rlstream.services.curator.app.run",
+    ]
 
 
 def test_library_is_a_namespace_split_across_two_roots() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from helpers import count, no_rollout_in_two_datasets, pg, scored_ids, wait_until
+from helpers import count, no_rollout_in_two_datasets, pg, scored_ids
 from stack import conversation, encode, produce, read_topic, wait_for_count
 
 from rlstream.curation.heldout import is_heldout
@@ -169,7 +169,11 @@ def test_readiness_endpoint(make_stack) -> None:
     assert p.http("/readyz") == (200, "ready\n")
     with pytest.raises(urllib.error.HTTPError):
         urllib.request.urlopen(f"http://127.0.0.1:{p.port}/nope", timeout=2)
-    assert wait_until(lambda: True)
+    assert p.http("/nope") == (404, "not found\n")
+    # An unknown path does not take the health server (or the service) down.
+    assert p.alive()
+    assert p.http("/healthz") == (200, "ok\n")
+    assert p.http("/readyz") == (200, "ready\n")
 
 
 def test_services_cli_runs_a_service(make_stack) -> None:

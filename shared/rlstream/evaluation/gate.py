@@ -38,7 +38,10 @@ def decide(report: EvaluationReport, gate: GateConfig | None = None) -> GateDeci
         base = report.baseline.guards.get(name)
         cand = report.candidate.guards.get(name)
         if base is None or cand is None:
-            continue  # the reward does not measure it (e.g. no safety component)
+            if base is not None or cand is not None:
+                missing = "baseline" if base is None else "candidate"
+                reasons.append(f"guard {name} not compared: not measured for the {missing}")
+            continue  # e.g. no safety component in the reward, or no tool call tried
         bad, change = rule.regressed(base, cand)
         unit = "relative" if rule.relative else "absolute"
         if bad:

@@ -45,6 +45,10 @@ def tool_error(text: str, components: dict[str, float]) -> bool:
     return components.get("no_invented", 1.0) < 1.0 or components.get("no_spam", 1.0) < 1.0
 
 
+def attempted_call(text: str) -> bool:
+    return "```" in text and bool(fenced_blocks(text))
+
+
 def grade_generation(
     p: HeldoutPrompt, gen: Generation, spec: RewardSpec, conversation_id: str
 ) -> Sample:
@@ -60,6 +64,7 @@ def grade_generation(
             score=0.0,
             passed=False,
             tool_error=tool_error(gen.text, {}),
+            attempted_call=attempted_call(gen.text),
             graded=False,
             reason=f"{exc.code}: {exc}",
         )
@@ -74,5 +79,6 @@ def grade_generation(
         score=scored.score,
         passed=scored.passed,
         tool_error=tool_error(gen.text, components),
+        attempted_call=attempted_call(gen.text),
         safety=min(safety) if safety else None,
     )

@@ -82,6 +82,8 @@ class Sample(_Frozen):
     score: float
     passed: bool
     tool_error: bool
+    #: the sample tried a tool call (a fenced JSON block or a native call)
+    attempted_call: bool = False
     safety: float | None = None
     graded: bool = True
     reason: str | None = None
@@ -116,7 +118,8 @@ class ModelSummary(_Frozen):
     pass_at_1: float
     pass_at_k: dict[int, float]
     mean_reward: float
-    #: guard metrics: mean response tokens, share of tool-call errors, safety (when graded)
+    #: guard metrics: mean response tokens; tool-call errors per sample that tried a call
+    #: (absent when no sample tried one); safety (when the reward grades it)
     guards: dict[str, float]
     ungraded: int = 0
     seconds: float = 0.0

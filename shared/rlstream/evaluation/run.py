@@ -89,10 +89,10 @@ def summarise(
     ref: ModelRef, per_prompt: Sequence[tuple[Sample, ...]], seconds: float
 ) -> ModelSummary:
     flat = [s for samples in per_prompt for s in samples]
-    guards = {
-        "response_tokens": float(np.mean([s.tokens for s in flat])),
-        "tool_error_rate": float(np.mean([s.tool_error for s in flat])),
-    }
+    guards = {"response_tokens": float(np.mean([s.tokens for s in flat]))}
+    tried = [s for s in flat if s.attempted_call]
+    if tried:  # a model that never calls a tool makes no tool errors: nothing to compare
+        guards["tool_error_rate"] = float(np.mean([s.tool_error for s in tried]))
     safety = [s.safety for s in flat if s.safety is not None]
     if safety:
         guards["safety"] = float(np.mean(safety))

@@ -11,6 +11,7 @@ empty system message, because SmolLM2's template otherwise injects its own defau
 from __future__ import annotations
 
 import importlib.util
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,7 +68,9 @@ class HFSampler:
 
         self.device = resolve_device(device)
         adapter = None if model.adapter_dir is None else Path(model.adapter_dir)
-        lm, self.tok = load_causal_lm(model.base, adapter, device=self.device)
+        with warnings.catch_warnings():  # peft calls a transformers API deprecated for v6
+            warnings.simplefilter("ignore", FutureWarning)
+            lm, self.tok = load_causal_lm(model.base, adapter, device=self.device)
         self.model: Any = lm
 
     def _encode(self, messages: Messages) -> list[int]:

@@ -21,7 +21,9 @@ BASE = ModelRef(base="base", label="baseline")
 CAND = ModelRef(base="base", adapter_dir="adapter", label="candidate")
 
 
-def sample(passed: bool, *, tokens: int = 20, tool_error: bool = False) -> Sample:
+def sample(
+    passed: bool, *, tokens: int = 20, tool_error: bool = False, attempted: bool = True
+) -> Sample:
     return Sample(
         text="x",
         tokens=tokens,
@@ -29,6 +31,7 @@ def sample(passed: bool, *, tokens: int = 20, tool_error: bool = False) -> Sampl
         score=1.0 if passed else 0.0,
         passed=passed,
         tool_error=tool_error,
+        attempted_call=attempted,
     )
 
 

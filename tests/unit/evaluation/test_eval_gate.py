@@ -43,6 +43,15 @@ def test_a_guard_regression_rejects_despite_a_gain() -> None:
     assert decide(report_from(base, cand), loose).promote
 
 
+def test_tool_errors_compare_only_when_both_models_call_tools() -> None:
+    # the base model never tries a call, so it makes no tool errors: not a bar to clear
+    base = [[sample(False, attempted=False)] for _ in range(60)]
+    cand = [[sample(i < 40, tool_error=i >= 50)] for i in range(60)]
+    d = decide(report_from(base, cand))
+    assert d.promote, d.reasons
+    assert "guard tool_error_rate not compared: not measured for the baseline" in d.reasons
+
+
 def test_longer_answers_beyond_the_relative_tolerance_regress() -> None:
     base = [[sample(i < 5, tokens=20)] for i in range(60)]
     cand = [[sample(i < 40, tokens=40)] for i in range(60)]

@@ -56,21 +56,41 @@ class Decoding(_Frozen):
 class EvalRequest(_Frozen):
     """Baseline and candidate, the held-out prompts and how to sample and grade them.
 
-    ``training_dataset`` is the candidate's training dataset folder: any held-out task key
-    found in its manifest refuses the evaluation, as does any key in ``trained_task_keys``
-    (what Postgres lineage says the candidate saw).
+    Decoding settings are flat (``k``, ``greedy``, ``temperature``, ``max_new_tokens``,
+    ``seed``) and identical for both models (:attr:`decoding`). ``training_dataset`` is the
+    candidate's training dataset folder: any held-out task key found in its manifest refuses
+    the evaluation, as does any key in ``trained_task_keys`` (what Postgres lineage says the
+    candidate saw; see :func:`rlstream.evaluation.released_task_keys`).
     """
 
     baseline: ModelRef
     candidate: ModelRef
     heldout: Path
     reward_spec: str
-    decoding: Decoding = Field(default_factory=Decoding)
+    k: int = Field(default=4, ge=1, le=64)
+    greedy: bool = False
+    temperature: float = Field(default=0.7, gt=0.0, le=2.0)
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
+    max_new_tokens: int = Field(default=64, ge=1, le=4096)
+    seed: int = 0
+    batch_size: int = Field(default=16, ge=1)
     max_prompts: int | None = Field(default=None, ge=1)
     device: str = "auto"
     sampler: Literal["auto", "hf", "vllm"] = "auto"
     training_dataset: Path | None = None
     trained_task_keys: tuple[str, ...] = ()
+
+    @property
+    def decoding(self) -> Decoding:
+        return Decoding(
+            k=self.k,
+            greedy=self.greedy,
+            temperature=self.temperature,
+            top_p=self.top_p,
+            max_new_tokens=self.max_new_tokens,
+            seed=self.seed,
+            batch_size=self.batch_size,
+        )
 
 
 class Sample(_Frozen):
@@ -148,7 +168,8 @@ class EvaluationReport(_Frozen):
     decoding: Decoding
     baseline: ModelSummary
     candidate: ModelSummary
-    #: the gate metric first; the other metric's paired delta too
+    #: the paired pass@1 delta (95%); ``deltas`` has it per metric
+    delta: Delta
     deltas: dict[str, Delta]
     leakage: dict[str, JsonValue]
     prompts: tuple[PromptResult, ...]

@@ -25,12 +25,12 @@ def report_json(
     g = gate or GateConfig()
     delta = paired_delta(report.prompts, g.metric, g.confidence, report.decoding.seed)
     body = report.model_dump(mode="json")
+    body["delta"] = delta.model_dump(mode="json")
     return {
         "decision": decision.decision,
         "reasons": list(decision.reasons),
         "model_id": model_id,
         "gate": g.model_dump(mode="json"),
-        "delta": delta.model_dump(mode="json"),
         **body,
     }
 

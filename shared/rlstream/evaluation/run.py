@@ -149,6 +149,7 @@ def run_evaluation(
         decoding=request.decoding,
         baseline=summarise(request.baseline, base, base_s),
         candidate=summarise(request.candidate, cand, cand_s),
+        delta=deltas["pass_at_1"],
         deltas=deltas,
         leakage=leakage,
         prompts=results,

@@ -21,7 +21,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rlstream.curation import CurateOptions, curate, write_dataset
 from rlstream.evaluation import (
-    Decoding,
     EvalRequest,
     GateConfig,
     GateDecision,
@@ -52,7 +51,7 @@ class DemoConfig(BaseModel):
     heldout_share: float = Field(default=0.1, gt=0.0, lt=1.0)
     #: evaluate on at most this many held-out prompts (None: all of them)
     eval_prompts: int | None = Field(default=150, ge=1)
-    train_steps: int = Field(default=30, ge=1)
+    train_steps: int = Field(default=20, ge=1)
     learning_rate: float = 5e-4
     batch_size: int = Field(default=8, ge=1)
     max_length: int = Field(default=256, ge=32)
@@ -194,13 +193,11 @@ def run_demo(
         candidate=ModelRef.of(base, run.adapter_dir, "candidate"),
         heldout=dataset_dir / "heldout.jsonl",
         reward_spec=REWARD,
-        decoding=Decoding(
-            k=cfg.k,
-            greedy=cfg.greedy,
-            max_new_tokens=cfg.max_new_tokens,
-            seed=cfg.seed,
-            batch_size=cfg.eval_batch_size,
-        ),
+        k=cfg.k,
+        greedy=cfg.greedy,
+        max_new_tokens=cfg.max_new_tokens,
+        seed=cfg.seed,
+        batch_size=cfg.eval_batch_size,
         max_prompts=cfg.eval_prompts,
         device="cpu",
         sampler="hf",

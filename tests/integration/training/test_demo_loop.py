@@ -18,7 +18,6 @@ from pydantic import SecretStr
 
 from rlstream.curation import CurateOptions, curate, verify_dataset, write_dataset
 from rlstream.evaluation import (
-    Decoding,
     EvalRequest,
     ModelRef,
     decide,
@@ -87,7 +86,8 @@ def test_the_base_model_against_itself_is_rejected(tmp_path: Path, base_model: P
         candidate=same.model_copy(update={"label": "candidate"}),
         heldout=heldout,
         reward_spec="tool_calling",
-        decoding=Decoding(greedy=True, max_new_tokens=16),
+        greedy=True,
+        max_new_tokens=16,
         max_prompts=12,
         device="cpu",
         sampler="hf",

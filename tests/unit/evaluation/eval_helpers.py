@@ -50,6 +50,7 @@ def report_from(
         decoding=Decoding(k=k, greedy=k == 1),
         baseline=summarise(BASE, [p.baseline for p in prompts], 1.0),
         candidate=summarise(CAND, [p.candidate for p in prompts], 1.0),
+        delta=deltas["pass_at_1"],
         deltas=deltas,
         leakage={"task_keys": len(prompts), "sources": []},
         prompts=prompts,

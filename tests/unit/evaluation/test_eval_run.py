@@ -12,7 +12,6 @@ from eval_helpers import ScriptedSampler, orders_dataset
 
 from rlstream.curation.heldout import is_heldout
 from rlstream.evaluation import (
-    Decoding,
     EvalRequest,
     HeldoutLeakError,
     ModelRef,
@@ -48,7 +47,7 @@ def _request(dataset: Path, **kw: object) -> EvalRequest:
         candidate=ModelRef(base="base", adapter_dir="adapter", label="candidate"),
         heldout=dataset / "heldout.jsonl",
         reward_spec="tool_calling",
-        decoding=Decoding(k=2),
+        k=2,
         **kw,  # type: ignore[arg-type]
     )
 

@@ -103,7 +103,7 @@ def demo(
         False, "--quick", help="batch pipeline only (every log format, no training), seconds"
     ),
     scale: int = typer.Option(1, help="--quick: multiply the number of tasks"),
-    steps: int = typer.Option(30, help="LoRA SFT steps"),
+    steps: int = typer.Option(20, help="LoRA SFT steps"),
     eval_prompts: int = typer.Option(150, help="held-out prompts to evaluate (at most)"),
     k: int = typer.Option(1, "--k", help="samples per prompt (1 = greedy)"),
     max_new_tokens: int = typer.Option(48, help="generation cap per sample"),

@@ -8,7 +8,6 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from rlstream.evaluation import (
-    Decoding,
     EvalRequest,
     GateConfig,
     ModelRef,
@@ -66,9 +65,11 @@ def eval_command(
         candidate=ModelRef.of(base, candidate_adapter, "candidate"),
         heldout=heldout,
         reward_spec=reward,
-        decoding=Decoding(
-            k=k, greedy=greedy, temperature=temperature, max_new_tokens=max_new_tokens, seed=seed
-        ),
+        k=k,
+        greedy=greedy,
+        temperature=temperature,
+        max_new_tokens=max_new_tokens,
+        seed=seed,
         max_prompts=max_prompts,
         device=device,
         sampler=sampler,

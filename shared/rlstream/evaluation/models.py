@@ -7,9 +7,9 @@ same held-out file gives the same report (timings aside, which live in ``timings
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
 Metric = Literal["pass_at_1", "mean_reward"]
 
@@ -79,18 +79,31 @@ class EvalRequest(_Frozen):
     sampler: Literal["auto", "hf", "vllm"] = "auto"
     training_dataset: Path | None = None
     trained_task_keys: tuple[str, ...] = ()
+    #: the same settings as one object; give either this or the flat fields
+    decoding: Decoding = Field(default_factory=Decoding)
 
-    @property
-    def decoding(self) -> Decoding:
-        return Decoding(
-            k=self.k,
-            greedy=self.greedy,
-            temperature=self.temperature,
-            top_p=self.top_p,
-            max_new_tokens=self.max_new_tokens,
-            seed=self.seed,
-            batch_size=self.batch_size,
-        )
+    @model_validator(mode="before")
+    @classmethod
+    def _one_decoding(cls, data: Any) -> Any:
+        """Flat fields and ``decoding`` always agree: whichever was given fills the other."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        flat = {k: data[k] for k in _DECODING_FIELDS if k in data}
+        given = data.get("decoding")
+        if given is None:
+            data["decoding"] = Decoding(**flat)
+            return data
+        dec = given if isinstance(given, Decoding) else Decoding.model_validate(given)
+        clash = {k for k, v in flat.items() if getattr(dec, k) != v}
+        if clash:
+            raise ValueError(f"decoding and the flat fields disagree on {sorted(clash)}")
+        data.update({k: getattr(dec, k) for k in _DECODING_FIELDS})
+        data["decoding"] = dec
+        return data
+
+
+_DECODING_FIELDS = ("k", "greedy", "temperature", "top_p", "max_new_tokens", "seed", "batch_size")
 
 
 class Sample(_Frozen):

@@ -111,3 +111,20 @@ def test_heldout_rows_are_the_keys_the_hash_picks(tmp_path: Path) -> None:
         is_heldout(p.agent, p.reward_spec or "", p.task_key, 0.25) for p in prompts
     )
     assert all(p.label and p.label["expected_calls"] for p in prompts)  # type: ignore[index]
+
+
+def test_decoding_settings_flat_or_as_one_object_are_the_same_request() -> None:
+    from pydantic import ValidationError
+
+    from rlstream.evaluation import Decoding
+
+    m = ModelRef(base="base", label="m")
+    flat = EvalRequest(baseline=m, candidate=m, heldout=Path("h"), reward_spec="r", k=2, seed=3)
+    nested = EvalRequest(
+        baseline=m, candidate=m, heldout=Path("h"), reward_spec="r", decoding=Decoding(k=2, seed=3)
+    )
+    assert flat == nested and flat.decoding.k == 2 and nested.seed == 3
+    with pytest.raises(ValidationError, match="disagree"):
+        EvalRequest(
+            baseline=m, candidate=m, heldout=Path("h"), reward_spec="r", k=5, decoding=Decoding(k=2)
+        )

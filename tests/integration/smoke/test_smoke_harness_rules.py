@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.unit
+pytestmark = [pytest.mark.unit, pytest.mark.harness]
 TESTS_DIR = Path(__file__).resolve().parents[2]
 
 HELM_TEST = """
@@ -23,7 +23,7 @@ def inner(
     monkeypatch.setenv("RLSTREAM_CACHE_DIR", str(tmp_path / "empty-cache"))  # no binaries
     monkeypatch.delenv("CI", raising=False)
     monkeypatch.delenv("RLSTREAM_REQUIRE_ALL_TIERS", raising=False)
-    pytester.makeini("[pytest]\nmarkers =\n    gpu: gpu\n    helm: helm\n")
+    pytester.makeini("[pytest]\nmarkers =\n    gpu: gpu\n    helm: helm\n    harness: harness\n")
     return pytester
 
 
@@ -85,6 +85,22 @@ def test_gpu_skip_is_the_documented_exception(
     res.assert_outcomes(passed=1, skipped=1)
     assert res.ret == 0
     res.stdout.fnmatch_lines(["*1 gpu test(s) skipped*no GPU*"])
+
+
+def test_a_skipped_harness_test_fails_ci(
+    inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `harness` only labels the tier: unlike `gpu`, it is no exception to the no-skip rule.
+    monkeypatch.setenv("CI", "true")
+    inner.makepyfile(
+        "import pytest\n"
+        "def test_ok(): pass\n"
+        "@pytest.mark.harness\n"
+        "def test_broker(): pytest.skip('no broker')\n"
+    )
+    res = _run(inner)
+    assert res.ret != 0
+    res.stdout.fnmatch_lines(["*CI FAILURE*1 test(s) skipped*", "*test_broker*no broker*"])
 
 
 def test_zero_tests_fails_ci(inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:

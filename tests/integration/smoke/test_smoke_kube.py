@@ -16,7 +16,7 @@ from lightkube.resources.batch_v1 import Job
 from lightkube.resources.core_v1 import Namespace
 from lightkube.types import PatchType
 
-pytestmark = pytest.mark.k8s
+pytestmark = [pytest.mark.k8s, pytest.mark.harness]
 
 
 def _job(name: str, namespace: str) -> Job:

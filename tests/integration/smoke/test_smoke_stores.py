@@ -8,6 +8,8 @@ import asyncpg
 import pytest
 import redis.asyncio as aioredis
 
+pytestmark = pytest.mark.harness
+
 
 @pytest.mark.postgres
 async def test_asyncpg_round_trip(postgres_dsn: str) -> None:

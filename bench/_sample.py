@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rlstream.grading import task_key_of
 from rlstream.sampledata import Truth, generate_transcripts
 from rlstream.transcript import Transcript
 
@@ -39,6 +38,4 @@ def sample(reward: str, *, seed: int, n: int, rollouts_per_task: int = 8) -> Sam
 
 def keyed(ts: list[Transcript]) -> list[Transcript]:
     """Transcripts with the task key resolved from the logged task id, as ingest does."""
-    return [
-        t.model_copy(update={"task_key": task_key_of(t), "task_key_rule": "explicit"}) for t in ts
-    ]
+    return [t.model_copy(update={"task_key": t.group_key, "task_key_rule": "explicit"}) for t in ts]

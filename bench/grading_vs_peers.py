@@ -42,7 +42,7 @@ from _peers import (
     stateset_turns,
 )
 from _sample import DOMAINS, sample
-from rlstream.grading import RewardSpec, grade_many, grade_one, task_key_of
+from rlstream.grading import RewardSpec, grade_many, grade_one
 from rlstream.rewards import RewardContext, ScoredRollout
 from rlstream.sampledata import Truth
 from rlstream.transcript import Transcript
@@ -104,11 +104,11 @@ def bench_reward(name: str, size: int, seed: int, repeats: int) -> dict[str, Any
     out["rl_many"] = measure(lambda: _rl_grade_many(spec, ts), repeats=repeats)
     out["rl_json"] = measure(lambda: _rl_grade_json(spec, lines), repeats=repeats)
     out["rl_acc"] = _accuracy(name, ts, [x >= threshold for x in out["rl"].result], truth)
-    out["groups"] = len({task_key_of(t) for t in ts})
+    out["groups"] = len({t.group_key for t in ts})
     if stateset_available():
         reward = stateset_reward(name)
         ss_items = [
-            (stateset_turns(t), stateset_context(name, truth.tasks[task_key_of(t)])) for t in ts
+            (stateset_turns(t), stateset_context(name, truth.tasks[t.group_key])) for t in ts
         ]
         ss_lines = [
             (json.dumps([{"role": x.role, "content": x.content} for x in turns]), ctx)

@@ -1,6 +1,6 @@
 """Grading: a RewardSpec applied to transcripts, one at a time or group-aware in batches."""
 
-from rlstream.grading.grade import GradeFailure, grade_many, grade_one, task_key_of
+from rlstream.grading.grade import GradeFailure, grade_many, grade_one
 from rlstream.grading.spec import RewardSpec
 
-__all__ = ["GradeFailure", "RewardSpec", "grade_many", "grade_one", "task_key_of"]
+__all__ = ["GradeFailure", "RewardSpec", "grade_many", "grade_one"]

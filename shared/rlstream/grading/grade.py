@@ -10,7 +10,6 @@ with the reason; the run goes on.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from hashlib import sha256
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -46,24 +45,6 @@ class GradeFailure(BaseModel):
     source: str = "inline"
 
 
-def task_key_of(t: Transcript) -> str:
-    """The rollout's peer group: :attr:`Transcript.group_key` (one definition everywhere)."""
-    return t.group_key
-
-
-_ID_TAILS: dict[str, bytes] = {}
-
-
-def _rollout_id(conversation_id: str, spec_id: str) -> str:
-    """:meth:`ScoredRollout.make_id`, with the spec's encoded part computed once per spec."""
-    tail = _ID_TAILS.get(spec_id)
-    if tail is None:
-        if len(_ID_TAILS) > 1024:
-            _ID_TAILS.clear()
-        tail = _ID_TAILS[spec_id] = ("\x00" + spec_id).encode()
-    return sha256(conversation_id.encode() + tail).hexdigest()[:32]
-
-
 def _combine(t: Transcript, spec: RewardSpec, results: list[RewardResult]) -> ScoredRollout:
     items = spec.items
     if len(items) == 1 and len(results) == 1:  # one reward: its own verdict, weighted
@@ -86,7 +67,7 @@ def _combine(t: Transcript, spec: RewardSpec, results: list[RewardResult]) -> Sc
         ScoredRollout,
         {
             "schema_version": 1,
-            "rollout_id": _rollout_id(t.conversation_id, spec.spec_id),
+            "rollout_id": ScoredRollout.make_id(t.conversation_id, spec.spec_id),
             "transcript": t,
             "results": tuple(results),
             "score": score,
@@ -111,7 +92,7 @@ def _failure(
     reason = str(exc) if isinstance(exc, RlstreamError) else f"{type(exc).__name__}: {exc}"
     return GradeFailure(
         conversation_id=t.conversation_id,
-        task_key=task_key_of(t),
+        task_key=t.group_key,
         reward=item.entry.name if item else None,
         code=code,
         reason=reason,
@@ -154,7 +135,7 @@ def grade_many(
     keys: list[str] = []
     peers: dict[str, list[Transcript]] = {}
     if grouped:
-        keys = [task_key_of(t) for t in items]
+        keys = [t.group_key for t in items]
         judge = _peer_judge(solo)
         for t, key, res in zip(items, keys, partial, strict=True):
             if not isinstance(res, GradeFailure) and judge(t, res):

@@ -2,8 +2,7 @@
 
 * stateset-agents 0.69.0 (BUSL-1.1): its rule-based reward classes are *called*, never
   copied. Its ``improve`` command cannot run from the wheel (it imports a ``scripts/``
-  module the wheel does not ship), so the classes are called directly, as
-  data-and-peers.md section 9 prescribes.
+  module the wheel does not ship), so the classes are called directly.
 * whileai 0.131 (Apache-2.0): the offline scorers under ``whileai.simulations.score``.
 
 Conversions run outside the timed region: each side is timed on its own native input.
@@ -74,8 +73,8 @@ def stateset_turns(t: Transcript) -> list[Any]:
 def stateset_context(name: str, task: TaskTruth) -> dict[str, Any]:
     """The context dict each stateset reward reads, built from the task's truth.
 
-    Without it stateset silently scores constants (gsm8k 0, tool_calling 0.6): gap 3 in
-    data-and-peers.md section 8. Giving it the context makes it do its real work.
+    Without it stateset silently scores constants (gsm8k 0, tool_calling 0.6): see bench/README.md.
+    Giving it the context makes it do its real work.
     """
     if name == "gsm8k":
         return {"gold_answer": gold_number(task.label)}

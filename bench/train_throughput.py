@@ -9,7 +9,7 @@ one process, one after the other (``--repeats`` alternates the order):
   ``peft.LoraConfig``, nothing of rlstream's around it;
 * ``loop``: TRL's own batches and peft model trained by a plain torch loop (forward,
   backward, AdamW: no Trainer step, no per-step metrics), to measure TRL's per-step
-  overhead (training-notes.md saw ~2x against a hand loop on a shared CPU).
+  overhead.
 
 Clock: CPU seconds of this process during the training steps (``time.process_time``),
 torch pinned to ``--threads`` threads, so neighbours on a shared machine do not count;

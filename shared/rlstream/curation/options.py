@@ -10,7 +10,7 @@ from rlstream.metrics.features import DEFAULT_TERMINAL_TOOLS
 
 
 class CurateOptions(BaseModel):
-    """What curation keeps and drops (defaults follow data-and-peers.md §3-5)."""
+    """What curation keeps and drops."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

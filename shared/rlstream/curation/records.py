@@ -2,7 +2,7 @@
 
 Messages use the OpenAI chat shape (``tool_calls`` with JSON-string arguments,
 ``tool_call_id`` on tool results) because that is what HF chat templates, TRL and OpenRLHF
-read. Every row carries ``task_key`` and ``policy_version`` (training-notes.md §1).
+read. Every row carries ``task_key`` and ``policy_version``.
 """
 
 from __future__ import annotations

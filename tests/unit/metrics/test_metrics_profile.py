@@ -77,7 +77,7 @@ def test_tau_bench_like_fixture_by_hand() -> None:
 
 
 def test_tau_bench_reference_support() -> None:
-    # data-and-peers.md §6: 50 tasks x 4 trials, 26 mixed -> support 0.44, unbiased 0.59.
+    # 50 tasks x 4 trials, 26 mixed -> support 0.44, unbiased 0.59.
     # the split that gives it: 16 groups at 1/4 or 3/4, 10 at 2/4, 24 unanimous
     groups = [(4, 1)] * 8 + [(4, 3)] * 8 + [(4, 2)] * 10 + [(4, 0)] * 14 + [(4, 4)] * 10
     p = profile_rows(rows_for(groups), hack_scan=False)

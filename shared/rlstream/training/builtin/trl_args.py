@@ -1,7 +1,7 @@
 """TrainConfig -> the keyword arguments of TRL's SFTConfig / DPOConfig / GRPOConfig.
 
-CPU runs train in float32 (``bf16=False``: TRL's bf16 default made CPU steps ~3x slower,
-training-notes.md), with ``use_cpu``; one GPU uses bf16 when it has it. ``--backend-arg``
+CPU runs train in float32 (``bf16=False``: TRL's bf16 default made CPU steps ~3x slower),
+with ``use_cpu``; one GPU uses bf16 when it has it. ``--backend-arg``
 flags (``--name=value``) override any field of the TRL config; unknown names are refused.
 """
 

@@ -36,7 +36,7 @@ from rlstream.training.openrlhf.wheel import fetch_wheel
 
 pytestmark = pytest.mark.unit
 HERE = Path(flags_mod.__file__).parent
-#: flags per CLI in 0.11.2 (train_ppo_ray: 167, the count training-notes.md §2 reports)
+#: flags per CLI in 0.11.2 (train_ppo_ray: 167)
 COUNTS = {"train_ppo_ray": 167, "train_sft": 77, "train_dpo": 82}
 
 

@@ -3,9 +3,9 @@
 Control plane on the host (etcd, kube-apiserver, kube-controller-manager, kube-scheduler);
 the node (containerd + CNI bridge, kubelet, kube-proxy) in a network namespace this harness
 creates, joined to the host by a veth pair. Pods route to the host end of the veth, where the
-API server and a Kafka broker for the pods listen. Recipe and traps:
-shared/design/infra-recipes.md section 9 (cgroupfs, oomScoreAdj 0, restrict_oom_score_adj,
-`nsenter --net` rather than `ip netns exec`, sysctls kubelet changes, pods deleted first).
+API server and a Kafka broker for the pods listen. What the recipe gets right: cgroupfs,
+oomScoreAdj 0, restrict_oom_score_adj, `nsenter --net` rather than `ip netns exec`, the sysctls
+kubelet changes, pods deleted first.
 
 Why a persistent containerd root: the images (the CPU trainer image is ~6 GB) are imported
 once per content hash and reused by later sessions, which keeps a warm start well under 2 min.

@@ -108,7 +108,11 @@ def bench_reward(name: str, size: int, seed: int, repeats: int) -> dict[str, Any
     if stateset_available():
         reward = stateset_reward(name)
         ss_items = [
-            (stateset_turns(t), stateset_context(name, truth.tasks[t.group_key])) for t in ts
+            (
+                stateset_turns(t),
+                stateset_context(name, truth.tasks[truth.conversations[t.conversation_id].task_id]),
+            )
+            for t in ts
         ]
         ss_lines = [
             (json.dumps([{"role": x.role, "content": x.content} for x in turns]), ctx)

@@ -259,6 +259,9 @@ def tool_to_openai(tool: Mapping[str, JsonValue]) -> dict[str, Any]:
 
 
 def tool_to_anthropic(tool: Mapping[str, JsonValue]) -> dict[str, Any]:
+    if tool.get("type") == "function" and isinstance(tool.get("function"), dict):
+        # A tool kept in OpenAI's wrapped shape: unwrap it, or the record mixes both APIs.
+        tool = tool_from_openai(dict(tool))
     out = {k: v for k, v in tool.items() if k != "x_openai"}
     if "parameters" in out:
         out["input_schema"] = out.pop("parameters")

@@ -20,7 +20,7 @@ def test_throughput_bench_prints_the_ratio(base_model: Path, demo_dataset: Path)
     proc = subprocess.run(
         [
             sys.executable, str(ROOT / "bench" / "train_throughput.py"), "--dataset",
-            str(demo_dataset), "--steps", "1", "--batch-size", "1", "--max-length", "48",
+            str(demo_dataset), "--steps", "1", "--batch-size", "1", "--max-length", "96",
         ],
         capture_output=True, text=True, timeout=280, cwd=ROOT, env=dict(os.environ), check=False,
     )  # fmt: skip

@@ -121,6 +121,7 @@ def _local(
     dataset: Path, config: Any, backend: str, model: str | None, output: Path | None
 ) -> None:
     os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # transformers' weight loading
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     from rlstream.training import train as run_training
 

@@ -53,7 +53,15 @@ def main() -> None:
     dataset, reward_config = args.dataset, args.reward_config
     if dataset is None:
         demo = work / "demo"
-        cmd = [sys.executable, "-m", "rlstream.services.cli.main", "demo", "--dir", str(demo)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "rlstream.services.cli.main",
+            "demo",
+            "--quick",
+            "--dir",
+            str(demo),
+        ]
         subprocess.run(cmd, check=True, capture_output=True)
         dataset, reward_config = demo / "out" / "dataset", reward_config or demo / "rewards.yaml"
     config = TrainConfig(

@@ -42,7 +42,15 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
 def demo_dataset(folder: Path) -> Path:
-    cmd = [sys.executable, "-m", "rlstream.services.cli.main", "demo", "--dir", str(folder)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "rlstream.services.cli.main",
+        "demo",
+        "--quick",
+        "--dir",
+        str(folder),
+    ]
     subprocess.run(cmd, check=True, capture_output=True)
     return folder / "out" / "dataset"
 

@@ -49,13 +49,13 @@ def base_model() -> Path:
 
 @pytest.fixture(scope="session")
 def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``rlstream demo``'s folder: sample logs, graded rollouts, the curated dataset."""
+    """``rlstream demo --quick``'s folder: sample logs, graded rollouts, the dataset."""
     from typer.testing import CliRunner
 
     from rlstream.services.cli.main import app
 
     folder = tmp_path_factory.mktemp("demo")
-    result = CliRunner().invoke(app, ["demo", "--dir", str(folder)])
+    result = CliRunner().invoke(app, ["demo", "--quick", "--dir", str(folder)])
     assert result.exit_code == 0, result.output
     return folder
 

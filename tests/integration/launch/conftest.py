@@ -17,11 +17,11 @@ BIN = Path(sys.executable).parent
 
 @pytest.fixture(scope="session")
 def demo_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The dataset `make demo` curates (sample logs -> ingest -> grade -> curate)."""
+    """The dataset `rlstream demo --quick` curates (sample logs -> ingest -> grade -> curate)."""
     root = tmp_path_factory.mktemp("demo")
     env = {k: v for k, v in os.environ.items() if not k.startswith("RLSTREAM_")}
     subprocess.run(
-        [str(BIN / "rlstream"), "demo", "--dir", str(root)],
+        [str(BIN / "rlstream"), "demo", "--quick", "--dir", str(root)],
         check=True,
         capture_output=True,
         env=env,

@@ -66,7 +66,7 @@ def test_sft_through_the_cli(base_model: Path, demo_dataset: Path, tmp_path: Pat
 
 def test_dpo(base_model: Path, demo_dataset: Path, tmp_path: Path) -> None:
     config = TrainConfig(
-        method="dpo", max_steps=2, batch_size=1, max_length=192, learning_rate=5e-4
+        method="dpo", max_steps=2, batch_size=1, max_length=768, learning_rate=5e-4
     )
     result = train(demo_dataset, output_dir=tmp_path / "dpo", config=config)
     assert result.status == "succeeded", result.reason

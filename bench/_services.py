@@ -1,21 +1,14 @@
 """Shared by bench/load.py and bench/chaos.py: real servers (the test harness's own
-code) and the services as subprocesses (tests/integration/services/stack.py)."""
+code, rlstream_testkit) and the services as subprocesses (rlstream_testkit.stack)."""
 
 from __future__ import annotations
 
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-for p in (ROOT / "tests", ROOT / "tests" / "integration" / "services"):
-    if str(p) not in sys.path:
-        sys.path.insert(0, str(p))
-
-from stack import Stack, conversation, produce, read_topic  # noqa: E402
-
-from harness.servers import Servers  # noqa: E402
+from rlstream_testkit.servers import Servers
+from rlstream_testkit.stack import Stack, conversation, produce, read_topic
 
 __all__ = ["Servers", "Stack", "conversation", "produce", "read_topic", "start_servers"]
 

@@ -1,4 +1,4 @@
-"""Deploy tests reuse the service tests' Kafka helpers (stack.py)."""
+"""Deploy tests reuse the service tests' helpers (helpers.py: pg)."""
 
 from __future__ import annotations
 

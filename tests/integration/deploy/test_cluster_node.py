@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 from kube_api import Api, job_done, pod_logs
-from stack import read_topic
+
+from rlstream_testkit.stack import read_topic
 
 pytestmark = pytest.mark.cluster
 

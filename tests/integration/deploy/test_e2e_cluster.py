@@ -18,9 +18,9 @@ import pytest
 from chart_install import install_chart
 from helpers import pg
 from kube_api import job_done, pod_logs
-from stack import conversation, encode, produce, read_topic, wait_for_count
 
 from rlstream.events import DatasetReleased, EvaluationEvent, TrainingRunEvent, topics
+from rlstream_testkit.stack import conversation, encode, produce, read_topic, wait_for_count
 
 pytestmark = [pytest.mark.cluster, pytest.mark.helm, pytest.mark.slow, pytest.mark.timeout(2400)]
 # Until the builtin training backend is in the package, the Job's trainer exits with "backend

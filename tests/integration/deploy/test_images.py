@@ -11,9 +11,9 @@ import uuid
 from typing import Any
 
 import pytest
-from stack import conversation, encode, free_port, produce, wait_for_count
 
 from rlstream.events import topics
+from rlstream_testkit.stack import conversation, encode, free_port, produce, wait_for_count
 
 pytestmark = [pytest.mark.docker, pytest.mark.kafka]
 

@@ -109,8 +109,8 @@ async def test_local_launcher_trains_a_real_adapter(
 ) -> None:
     """Curator-style launch -> child trainer -> builtin SFT, one small step on the small
     model -> adapter, metrics.json and run.json written, succeeded in Postgres and on Kafka."""
-    from harness.paths import cache_dir
     from rlstream.training import ensure_base_model
+    from rlstream_testkit.paths import cache_dir
 
     models = str(cache_dir() / "models")
     monkeypatch.setenv("RLSTREAM_MODELS_DIR", models)

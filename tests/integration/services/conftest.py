@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
+from rlstream_testkit.stack import Stack
 
-from stack import Stack
+sys.path.insert(0, str(Path(__file__).parent))  # helpers.py, evaluator_stub.py
 
 
 @pytest.fixture

@@ -10,10 +10,10 @@ from typing import Any
 import orjson
 import pytest
 from helpers import count, wait_until
-from stack import conversation, read_topic, wait_for_count
 from test_poison import send
 
 from rlstream.events import topics
+from rlstream_testkit.stack import conversation, read_topic, wait_for_count
 
 pytestmark = [pytest.mark.kafka, pytest.mark.postgres, pytest.mark.redis]
 

@@ -19,10 +19,10 @@ from typing import Any
 import pytest
 from evaluator_stub import calls
 from helpers import count, pg, wait_until
-from stack import Stack, produce, read_topic, wait_for_count
 
 from rlstream.events import DeploymentEvent, EvaluationEvent, TrainingRunEvent, topics
 from rlstream.registry import model_id_for
+from rlstream_testkit.stack import Stack, produce, read_topic, wait_for_count
 
 pytestmark = [pytest.mark.kafka, pytest.mark.postgres, pytest.mark.redis]
 

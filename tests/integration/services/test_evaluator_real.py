@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 from helpers import count
-from stack import Stack, produce, read_topic, wait_for_count
 
 from rlstream.events import EvaluationEvent, TrainingRunEvent, topics
+from rlstream_testkit.stack import Stack, produce, read_topic, wait_for_count
 
 pytestmark = [
     pytest.mark.kafka, pytest.mark.postgres, pytest.mark.redis, pytest.mark.train,

@@ -9,10 +9,10 @@ import time
 import orjson
 import pytest
 from helpers import count, wait_until
-from stack import conversation
 from test_poison import goods, send
 
 from rlstream.events import topics
+from rlstream_testkit.stack import conversation
 
 pytestmark = [pytest.mark.kafka, pytest.mark.postgres, pytest.mark.redis]
 

@@ -12,9 +12,9 @@ from typing import Any
 import orjson
 import pytest
 from helpers import count, pg, wait_until
-from stack import ALL, DLQS, conversation, produce, read_topic
 
 from rlstream.events import topics
+from rlstream_testkit.stack import ALL, DLQS, conversation, produce, read_topic
 
 pytestmark = [pytest.mark.kafka, pytest.mark.postgres, pytest.mark.redis]
 

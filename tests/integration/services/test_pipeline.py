@@ -10,10 +10,10 @@ from pathlib import Path
 import orjson
 import pytest
 from helpers import count, no_rollout_in_two_datasets, pg, scored_ids
-from stack import conversation, encode, produce, read_topic, wait_for_count
 
 from rlstream.curation.heldout import is_heldout
 from rlstream.events import DatasetReleased, RawTurnDelta, topics
+from rlstream_testkit.stack import conversation, encode, produce, read_topic, wait_for_count
 
 pytestmark = [pytest.mark.kafka, pytest.mark.postgres, pytest.mark.redis, pytest.mark.slow]
 
@@ -180,7 +180,7 @@ def test_services_cli_runs_a_service(make_stack) -> None:
     import subprocess
     import sys
 
-    from stack import ServiceProc
+    from rlstream_testkit.stack import ServiceProc
 
     st = make_stack()
     proc = ServiceProc("grader", st.env_for("grader"), st.workdir / "cli-grader.log")

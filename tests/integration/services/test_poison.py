@@ -16,9 +16,9 @@ import orjson
 import pytest
 from aiokafka import AIOKafkaProducer
 from helpers import count, wait_until
-from stack import conversation, read_topic, wait_for_count
 
 from rlstream.events import topics
+from rlstream_testkit.stack import conversation, read_topic, wait_for_count
 
 pytestmark = [pytest.mark.kafka, pytest.mark.postgres, pytest.mark.redis]
 

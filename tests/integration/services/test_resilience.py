@@ -9,9 +9,9 @@ import time
 
 import pytest
 from helpers import count, no_rollout_in_two_datasets, scored_ids, wait_until
-from stack import conversation, encode, produce, read_topic, wait_for_count
 
 from rlstream.events import topics
+from rlstream_testkit.stack import conversation, encode, produce, read_topic, wait_for_count
 
 pytestmark = [pytest.mark.kafka, pytest.mark.postgres, pytest.mark.redis, pytest.mark.slow]
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 from helpers import pg
-from stack import conversation, encode, produce, wait_for_count
 
 from rlstream.events import DatasetReleased, TrainingRunEvent, topics
+from rlstream_testkit.stack import conversation, encode, produce, wait_for_count
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "launch"))
 from kubehelp import admin, apply_chart_launcher_rbac, finish, namespace, sa_kubeconfig

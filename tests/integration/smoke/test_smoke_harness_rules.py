@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 pytestmark = [pytest.mark.unit, pytest.mark.harness]
-TESTS_DIR = Path(__file__).resolve().parents[2]
+TESTKIT_DIR = Path(__file__).resolve().parents[3] / "tools" / "testkit"
 
 HELM_TEST = """
 def test_needs_helm(helm_bin):
@@ -19,7 +19,7 @@ def test_needs_helm(helm_bin):
 def inner(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> pytest.Pytester:
-    monkeypatch.setenv("PYTHONPATH", str(TESTS_DIR))
+    monkeypatch.setenv("PYTHONPATH", str(TESTKIT_DIR))
     monkeypatch.setenv("RLSTREAM_CACHE_DIR", str(tmp_path / "empty-cache"))  # no binaries
     monkeypatch.delenv("CI", raising=False)
     monkeypatch.delenv("RLSTREAM_REQUIRE_ALL_TIERS", raising=False)
@@ -28,7 +28,7 @@ def inner(
 
 
 def _run(p: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return p.runpytest_subprocess("-p", "harness.plugin", "-rs", *args, timeout=120)
+    return p.runpytest_subprocess("-p", "rlstream_testkit.plugin", "-rs", *args, timeout=120)
 
 
 def test_missing_tier_skips_locally_with_hint(inner: pytest.Pytester) -> None:
@@ -115,7 +115,7 @@ def test_zero_tests_fails_ci(inner: pytest.Pytester, monkeypatch: pytest.MonkeyP
 def test_failure_dumps_server_log_and_stops_server(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("PYTHONPATH", str(TESTS_DIR))
+    monkeypatch.setenv("PYTHONPATH", str(TESTKIT_DIR))
     pytester.makeini("[pytest]\nmarkers =\n    redis: redis\n")
     pytester.makepyfile(
         "import pathlib\n"

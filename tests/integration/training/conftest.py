@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.paths import cache_dir
-from harness.plugin import require_all_tiers
+from rlstream_testkit.paths import cache_dir
+from rlstream_testkit.plugin import require_all_tiers
 
 os.environ.setdefault("RLSTREAM_MODELS_DIR", str(cache_dir() / "models"))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.plugin import require_all_tiers
+from rlstream_testkit.plugin import require_all_tiers
 
 pytestmark = pytest.mark.unit
 
@@ -108,7 +108,7 @@ def test_curate_group_bench_times_each_size_and_finds_the_planted_duplicates() -
 
 
 def test_missing_peers_fail_under_ci(monkeypatch: pytest.MonkeyPatch) -> None:
-    from harness import plugin
+    from rlstream_testkit import plugin
 
     monkeypatch.setattr(plugin.S, "require_all", True)
     with pytest.raises(pytest.fail.Exception, match="bench peers"):

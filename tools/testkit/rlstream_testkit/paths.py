@@ -8,7 +8,7 @@ import os
 import shutil
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 ENSURE_HINT = "run `tools/harness/ensure-all.sh` (or `make harness`)"
 
 

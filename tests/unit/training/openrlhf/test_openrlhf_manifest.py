@@ -22,7 +22,6 @@ from _helpers_openrlhf import STUBBED, StubFinder
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.paths import REPO_ROOT, cache_dir
 from rlstream.training.openrlhf import flags as flags_mod
 from rlstream.training.openrlhf.extract import (
     PPO_MODULE,
@@ -33,6 +32,7 @@ from rlstream.training.openrlhf.extract import (
 )
 from rlstream.training.openrlhf.pin import OPENRLHF_VERSION
 from rlstream.training.openrlhf.wheel import fetch_wheel
+from rlstream_testkit.paths import REPO_ROOT, cache_dir
 
 pytestmark = pytest.mark.unit
 HERE = Path(flags_mod.__file__).parent

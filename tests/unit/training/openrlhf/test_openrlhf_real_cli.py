@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from _helpers_openrlhf import CONFIG_MODULE, Cfg, run_real_cli
 
-from harness.paths import cache_dir
 from rlstream.training.openrlhf.extract import module_path, source_from_wheel
 from rlstream.training.openrlhf.pin import OPENRLHF_VERSION
 from rlstream.training.openrlhf.prepare import prepare
 from rlstream.training.openrlhf.wheel import fetch_wheel
+from rlstream_testkit.paths import cache_dir
 
 pytestmark = pytest.mark.unit
 

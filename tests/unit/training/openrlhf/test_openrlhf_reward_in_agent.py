@@ -21,11 +21,11 @@ import pytest
 import torch
 from _helpers_openrlhf import Cfg
 
-from harness.paths import cache_dir
 from rlstream.training.openrlhf.extract import source_from_wheel
 from rlstream.training.openrlhf.pin import OPENRLHF_VERSION
 from rlstream.training.openrlhf.prepare import prepare
 from rlstream.training.openrlhf.wheel import fetch_wheel
+from rlstream_testkit.paths import cache_dir
 
 pytestmark = pytest.mark.unit
 REAL = ("openrlhf/utils/logging_utils.py", "openrlhf/utils/agent.py")

@@ -17,6 +17,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, JsonValue
 
 from rlstream.curation.curate import Conflict, CurationResult, DatasetRejectedError
+from rlstream.curation.method import fit_method
 from rlstream.curation.next_steps import render_next_steps
 from rlstream.curation.options import CurateOptions
 from rlstream.curation.records import dpo_pairs, dpo_row, grpo_row, heldout_row, sft_row
@@ -103,8 +104,9 @@ def _write(path: Path, data: bytes) -> None:
 
 def build_files(
     result: CurationResult,
-) -> tuple[dict[str, bytes], dict[str, int], list[LineageEntry]]:
-    """File contents, row counts and lineage, all in deterministic order."""
+) -> tuple[CurationResult, dict[str, bytes], dict[str, int], list[LineageEntry]]:
+    """File contents, row counts and lineage, all in deterministic order, and ``result``
+    with the method the trainer can run on these files (:func:`fit_method`)."""
     grpo: list[dict[str, Any]] = []
     dpo: list[dict[str, Any]] = []
     sft: list[dict[str, Any]] = []
@@ -131,16 +133,21 @@ def build_files(
         "sft.jsonl": _jsonl(sft),
         "heldout.jsonl": _jsonl(heldout),
     }
+    method, reason = fit_method(result.method, result.method_reason, grpo, rows)
+    if (method, reason) != (result.method, result.method_reason):
+        result = result.model_copy(update={"method": method, "method_reason": reason})
     files["next_steps.md"] = render_next_steps(result, rows).encode()
     rows["next_steps.md"] = 0
-    return files, rows, lineage
+    return result, files, rows, lineage
 
 
 def write_dataset(result: CurationResult, out_dir: Path) -> Manifest:
-    """Write grpo/dpo/sft/heldout JSONL, next_steps.md and manifest.json into ``out_dir``."""
+    """Write grpo/dpo/sft/heldout JSONL, next_steps.md and manifest.json into ``out_dir``.
+
+    The manifest's ``method`` can differ from ``result.method``: read the manifest's."""
     if result.rejected:
         raise DatasetRejectedError(result.rejection_reason or "curation rejected the dataset")
-    files, rows, lineage = build_files(result)
+    result, files, rows, lineage = build_files(result)
     entries = {
         name: FileEntry(sha256=hashlib.sha256(data).hexdigest(), bytes=len(data), rows=rows[name])
         for name, data in files.items()

@@ -129,28 +129,39 @@ def grade_sample(
     return grade_one(transcript, specs(data["reward_spec"]), context)
 
 
+def fresh_sample_error(row: dict[str, Any], specs: SpecResolver) -> Exception | None:
+    """Why this GRPO row's spec cannot grade a fresh sample, or None when it can.
+
+    The row is probed with its group's reference answer as the completion: a spec that
+    cannot be rebuilt (:class:`ConfigError`), or a reward that needs context a fresh sample
+    never has (:class:`~rlstream.errors.RewardError`: ``outcome`` reads the *logged*
+    outcome), fails here, before any training step. Curation asks the same question before
+    it recommends GRPO (``rlstream.curation.method``).
+    """
+    try:
+        data = parse_label(row["label"])
+        grade_sample(
+            row["prompt"],
+            str(data.get("reference_answer") or ""),
+            row["label"],
+            specs,
+            row.get("tools") or (),
+        )
+    except (RlstreamError, ValueError) as exc:
+        return exc
+    return None
+
+
 def gradeable(
     rows: Sequence[dict[str, Any]], specs: SpecResolver
 ) -> tuple[list[dict[str, Any]], dict[str, int]]:
-    """The GRPO rows whose spec can grade a fresh sample, and why the others cannot.
-
-    Each row is probed with its group's reference answer as the completion: a spec that
-    cannot be rebuilt, or a reward that needs context a fresh sample never has (``outcome``
-    reads the *logged* outcome), fails here, before any training step.
-    """
+    """The GRPO rows whose spec can grade a fresh sample, and why the others cannot
+    (:func:`fresh_sample_error`)."""
     keep: list[dict[str, Any]] = []
     skipped: dict[str, int] = {}
     for row in rows:
-        try:
-            data = parse_label(row["label"])
-            grade_sample(
-                row["prompt"],
-                str(data.get("reference_answer") or ""),
-                row["label"],
-                specs,
-                row.get("tools") or (),
-            )
-        except (RlstreamError, ValueError) as exc:
+        exc = fresh_sample_error(row, specs)
+        if exc is not None:
             reason = f"{type(exc).__name__}: {exc}"
             skipped[reason] = skipped.get(reason, 0) + 1
             continue

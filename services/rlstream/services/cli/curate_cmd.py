@@ -44,7 +44,7 @@ def curate_file(src: Path, dest: Path, options: CurateOptions) -> tuple[Curation
 def summarise(result: CurationResult, manifest: Manifest, dest: Path) -> None:
     console.print(
         f"kept [bold]{len(result.kept):,}[/] groups / {result.kept_rollouts:,} rollouts of "
-        f"{result.input_rollouts:,}; method: [bold]{result.method}[/] ({result.method_reason})"
+        f"{result.input_rollouts:,}; method: [bold]{manifest.method}[/] ({manifest.method_reason})"
     )
     for reason, n in sorted({**result.dropped_groups, **result.dropped_rollouts}.items()):
         if n:

@@ -85,5 +85,5 @@ def seal_dataset(
         files=file_hashes,
         manifest=summary,
         rollout_ids=tuple(sorted(ids)),
-        method=str(result.method) if result.method else None,
+        method=str(manifest.method),
     )

@@ -17,7 +17,8 @@ import random
 import time
 
 from rlstream.curation import CurateOptions, curate
-from rlstream.rewards import RewardResult, ScoredRollout
+from rlstream.rewards import RewardResult
+from rlstream.rollout import ScoredRollout
 from rlstream.transcript import Message, Transcript
 
 VOCAB_RNG = random.Random(1)

@@ -43,7 +43,8 @@ from _peers import (
 )
 from _sample import DOMAINS, sample
 from rlstream.grading import RewardSpec, grade_many, grade_one
-from rlstream.rewards import RewardContext, ScoredRollout
+from rlstream.rewards import RewardContext
+from rlstream.rollout import ScoredRollout
 from rlstream.sampledata import Truth
 from rlstream.transcript import Transcript
 

@@ -30,7 +30,7 @@ from _peers import whileai_available, whileai_profile, whileai_row
 from _sample import keyed, sample
 from rlstream.grading import RewardSpec, grade_many
 from rlstream.metrics import Profile, RolloutRow, profile_rows
-from rlstream.rewards import ScoredRollout
+from rlstream.rollout import ScoredRollout
 
 TARGET_RATIO = 10.0
 TARGET_MILLION_S = 30.0

@@ -13,7 +13,7 @@ from typing import IO, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from rlstream.errors import InputError
-from rlstream.rewards.scored import ScoredRollout
+from rlstream.rollout import ScoredRollout
 from rlstream.transcript import Transcript
 
 M = TypeVar("M", bound=BaseModel)

@@ -26,7 +26,7 @@ from rlstream.metrics.features import (
     surface_features,
     truncation_reason,
 )
-from rlstream.rewards.scored import ScoredRollout
+from rlstream.rollout import ScoredRollout
 
 #: every reason a rollout can be dropped for, in pipeline order (all reported, zeros too)
 ROLLOUT_DROP_REASONS = (

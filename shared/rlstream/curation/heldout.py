@@ -14,7 +14,7 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 
-from rlstream.rewards.scored import ScoredRollout
+from rlstream.rollout import ScoredRollout
 
 #: the default share of task keys held out for evaluation (settings: RLSTREAM_HELDOUT_SHARE)
 DEFAULT_HELDOUT_SHARE = 0.1

@@ -15,7 +15,7 @@ import orjson
 
 from rlstream.curation.curate import KeptGroup
 from rlstream.metrics.features import tool_signature
-from rlstream.rewards.scored import ScoredRollout
+from rlstream.rollout import ScoredRollout
 from rlstream.transcript import Message, Transcript
 
 Row = dict[str, Any]

@@ -23,7 +23,7 @@ from rlstream.curation.options import CurateOptions
 from rlstream.curation.records import dpo_pairs, dpo_row, grpo_row, heldout_row, sft_row
 from rlstream.errors import RlstreamError
 from rlstream.metrics import Method, Profile
-from rlstream.rewards.scored import ScoredRollout
+from rlstream.rollout import ScoredRollout
 
 DATA_FILES = ("grpo.jsonl", "dpo.jsonl", "sft.jsonl", "heldout.jsonl", "next_steps.md")
 MANIFEST = "manifest.json"

@@ -19,10 +19,8 @@ from rlstream.grading.spec import RewardSpec, SpecItem
 from rlstream.rewards._common import fast_model
 from rlstream.rewards.base import RewardContext, RewardResult
 from rlstream.rewards.outcome import OutcomeReward
-from rlstream.rewards.scored import ScoredRollout
+from rlstream.rollout import ScoredRollout
 from rlstream.transcript import Transcript
-
-#: metadata fields that name the task when the transcript has no resolved task key
 
 Progress = Callable[[int, int], None]
 #: what a group-aware reward's ``group_scorer(peers)`` returns: ``(transcript, context)``

@@ -16,7 +16,7 @@ from pathlib import Path
 from rlstream.curation.writer import MANIFEST, Manifest
 from rlstream.errors import ConfigError
 from rlstream.jsonl import read_scored
-from rlstream.rewards.scored import ScoredRollout
+from rlstream.rollout import ScoredRollout
 from rlstream.storage import DatasetRecord, LineageEdge, Store, rollout_group
 
 _BATCH = 500

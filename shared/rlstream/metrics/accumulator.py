@@ -19,7 +19,7 @@ from rlstream.metrics.hackscan import scan
 from rlstream.metrics.models import HackScan, Profile
 from rlstream.metrics.profile import recommend, summarise, verdict
 from rlstream.metrics.rows import RolloutRow
-from rlstream.rewards.scored import ScoredRollout
+from rlstream.rollout import ScoredRollout
 
 #: the hack scan looks at a seeded sample of at most this many graded groups
 SCAN_MAX_GROUPS = 20_000

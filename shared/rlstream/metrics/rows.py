@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from rlstream.metrics.features import exact_fingerprint, fingerprint64, surface_features
-from rlstream.rewards.scored import ScoredRollout
+from rlstream.rollout import ScoredRollout
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,7 +33,7 @@ from rlstream.grading import GradeFailure, RewardSpec, grade_many
 from rlstream.ingest import IngestOptions, Reject, ingest_paths
 from rlstream.jsonl import write_models
 from rlstream.pipeline.stages import NullStages, Stages
-from rlstream.rewards.scored import ScoredRollout
+from rlstream.rollout import ScoredRollout
 from rlstream.sampledata.orders import AGENT, REWARD, write_order_logs
 from rlstream.settings import Settings
 from rlstream.transcript import Transcript

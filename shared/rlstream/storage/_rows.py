@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 import asyncpg
 
 from rlstream.rewards.base import RewardResult
-from rlstream.rewards.scored import ScoredRollout
+from rlstream.rollout import ScoredRollout
 from rlstream.storage._base import dumps
 from rlstream.storage.errors import UnredactedTranscriptError
 from rlstream.storage.records import GroupKey, GroupStats

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from rlstream.rewards.scored import ScoredRollout
+from rlstream.rollout import ScoredRollout
 from rlstream.storage.locks import Locks
 from rlstream.storage.neardup import NearDupIndex
 from rlstream.storage.records import GroupKey, GroupStats

@@ -15,7 +15,7 @@ from typing import Any
 
 import asyncpg
 
-from rlstream.rewards.scored import ScoredRollout
+from rlstream.rollout import ScoredRollout
 from rlstream.storage._base import create_pool
 from rlstream.storage._buffers import BufferOps
 from rlstream.storage._datasets import DatasetOps

@@ -1,4 +1,9 @@
-"""Task keys: what makes two conversations "the same prompt played again"."""
+"""Task keys: what makes two conversations "the same prompt played again".
+
+This package resolves the key at ingest (``Transcript.task_key``); every later stage reads a
+rollout's key through :attr:`rlstream.transcript.Transcript.group_key` (the one definition,
+with its fallbacks), also exposed as :attr:`rlstream.rollout.ScoredRollout.task_key`.
+"""
 
 from rlstream.taskkey.normalize import normalise_text
 from rlstream.taskkey.opener_index import OpenerIndex, jaccard, shingles

@@ -26,7 +26,7 @@ from rlstream.formats.openai import parse_message
 from rlstream.grading import RewardSpec, grade_one
 from rlstream.rewards.base import RewardContext
 from rlstream.rewards.config import load_reward_config
-from rlstream.rewards.scored import ScoredRollout
+from rlstream.rollout import ScoredRollout
 from rlstream.training.config import TrainingError
 from rlstream.training.openrlhf.reward_runtime import spec_from_id
 from rlstream.transcript import Message, Transcript

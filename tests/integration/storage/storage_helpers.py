@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rlstream.rewards.base import RewardResult
-from rlstream.rewards.scored import ScoredRollout
+from rlstream.rollout import ScoredRollout
 from rlstream.transcript import Message, SourceRef, Transcript
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 import pytest
 from storage_helpers import make_rollout, make_transcript
 
-from rlstream.rewards.scored import ScoredRollout
+from rlstream.rollout import ScoredRollout
 from rlstream.storage import Store
 from rlstream.transcript import Message
 

@@ -12,7 +12,7 @@ from rlstream.curation import CurateOptions, curate, write_dataset
 from rlstream.curation.records import split_prompt
 from rlstream.errors import ConfigError
 from rlstream.grading import RewardSpec, grade_many
-from rlstream.rewards.scored import ScoredRollout
+from rlstream.rollout import ScoredRollout
 from rlstream.training.reward import GrpoReward, SpecResolver, grade_sample, gradeable
 
 pytestmark = pytest.mark.train

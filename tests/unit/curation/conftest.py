@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from rlstream.rewards import RewardResult, ScoredRollout
+from rlstream.rewards import RewardResult
+from rlstream.rollout import ScoredRollout
 from rlstream.transcript import Message, SourceRef, ToolCall, Transcript
 
 _LETTERS = random.Random(1)

@@ -6,7 +6,7 @@ import pytest
 
 from conftest import group, rollout, text
 from rlstream.curation import CurateOptions, curate
-from rlstream.rewards import ScoredRollout
+from rlstream.rollout import ScoredRollout
 
 pytestmark = pytest.mark.unit
 

@@ -20,7 +20,7 @@ from rlstream.curation import (
     write_dataset,
 )
 from rlstream.curation.records import completion_length, dpo_pairs, split_prompt
-from rlstream.rewards import ScoredRollout
+from rlstream.rollout import ScoredRollout
 
 pytestmark = pytest.mark.unit
 

@@ -9,7 +9,7 @@ from rlstream.errors import ConfigError
 from rlstream.grading import GradeFailure, RewardSpec, grade_many, grade_one
 from rlstream.rewards import registry
 from rlstream.rewards.base import RewardContext, RewardResult
-from rlstream.rewards.scored import ScoredRollout
+from rlstream.rollout import ScoredRollout
 from rlstream.sampledata import generate_transcripts
 from rlstream.transcript import Message, ToolCall, Transcript
 

@@ -9,7 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from rlstream.metrics import RolloutRow, profile_rows, render_profile
-from rlstream.rewards import RewardResult, ScoredRollout
+from rlstream.rewards import RewardResult
+from rlstream.rollout import ScoredRollout
 from rlstream.services.cli.main import app
 from rlstream.transcript import Message, Transcript
 

@@ -12,7 +12,8 @@ from rlstream.metrics.features import (
     surface_features,
     truncation_reason,
 )
-from rlstream.rewards import RewardResult, ScoredRollout
+from rlstream.rewards import RewardResult
+from rlstream.rollout import ScoredRollout
 from rlstream.transcript import Message, ToolCall, Transcript
 
 pytestmark = pytest.mark.unit

@@ -8,7 +8,7 @@ import random
 import pytest
 
 from rlstream.rewards.base import RewardResult
-from rlstream.rewards.scored import ScoredRollout
+from rlstream.rollout import ScoredRollout
 from rlstream.storage import GroupKey, GroupStats, hamming, rollout_features, simhash64
 from rlstream.storage.migrate import load_migrations
 from rlstream.storage.neardup import NearDupIndex

@@ -13,7 +13,7 @@ from rlstream.grading import GradeFailure, RewardSpec, grade_many
 from rlstream.jsonl import read_transcripts, write_models
 from rlstream.rewards.config import RewardConfig, load_reward_config
 from rlstream.rewards.registry import available_rewards
-from rlstream.rewards.scored import ScoredRollout
+from rlstream.rollout import ScoredRollout
 from rlstream.services.cli.common import (
     console,
     friendly_errors,

@@ -38,7 +38,7 @@ from rlstream.observability.metrics import (
     PENDING_ROLLOUTS,
     BoundedLabel,
 )
-from rlstream.rewards.scored import ScoredRollout
+from rlstream.rollout import ScoredRollout
 from rlstream.services.curator.policy import pick_groups, pool_stats, should_release
 from rlstream.services.curator.settings import CuratorSettings
 from rlstream.services.curator.training import CuratorTraining

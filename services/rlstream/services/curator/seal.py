@@ -16,7 +16,7 @@ from typing import Any
 from rlstream.curation import CurateOptions, curate, write_dataset
 from rlstream.curation.heldout import HeldoutRule
 from rlstream.pii.fields import safe_id
-from rlstream.rewards.scored import ScoredRollout
+from rlstream.rollout import ScoredRollout
 
 
 @dataclass(frozen=True)

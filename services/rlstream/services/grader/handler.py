@@ -25,7 +25,7 @@ from rlstream.delivery.versions import first_wins, transcript_version
 from rlstream.errors import ConfigError, MessageTooLarge
 from rlstream.events import topics
 from rlstream.grading import GradeFailure, RewardSpec, grade_many
-from rlstream.rewards.scored import ScoredRollout
+from rlstream.rollout import ScoredRollout
 from rlstream.transcript import Transcript
 
 

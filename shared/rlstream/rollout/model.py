@@ -1,4 +1,4 @@
-"""A graded rollout: the transcript plus every reward's verdict."""
+"""A graded rollout: the transcript plus every reward's verdict, its id and its task key."""
 
 from __future__ import annotations
 
@@ -30,7 +30,9 @@ class ScoredRollout(BaseModel):
 
     @property
     def task_key(self) -> str:
-        """The peer group, as grading formed it (:attr:`Transcript.group_key`)."""
+        """The peer group, as grading formed it: :attr:`Transcript.group_key`, the one
+        definition (the key ``rlstream.taskkey`` resolved at ingest, else a logged task field,
+        else the conversation)."""
         return self.transcript.group_key
 
     @property
@@ -39,5 +41,6 @@ class ScoredRollout(BaseModel):
 
     @staticmethod
     def make_id(conversation_id: str, reward_spec: str) -> str:
+        """The one definition of a rollout id (stored ids depend on these exact bytes)."""
         digest = hashlib.sha256(f"{conversation_id}\x00{reward_spec}".encode()).hexdigest()
         return digest[:32]

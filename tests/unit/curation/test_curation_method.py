@@ -14,7 +14,7 @@ import pytest
 from conftest import text
 from rlstream.curation import curate, write_dataset
 from rlstream.grading import RewardSpec, grade_one
-from rlstream.rewards import ScoredRollout
+from rlstream.rollout import ScoredRollout
 from rlstream.training.data import read_rows, resolve_method
 from rlstream.training.reward import SpecResolver, gradeable
 from rlstream.transcript import Message, Transcript

@@ -30,7 +30,8 @@ def fit_method(
     if method != "grpo" or not grpo_rows:
         return method, reason
     # training imports curation (the manifest), so its reward adapter loads here, on use
-    from rlstream.training.reward import SpecResolver, fresh_sample_error
+    from rlstream.grading import SpecResolver
+    from rlstream.training.reward import fresh_sample_error
 
     specs = SpecResolver()
     refusal: Exception | None = None

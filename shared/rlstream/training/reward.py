@@ -16,62 +16,17 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import orjson
 
 from rlstream.errors import ConfigError, RlstreamError
 from rlstream.formats.openai import parse_message
-from rlstream.grading import RewardSpec, grade_one
+from rlstream.grading import SpecResolver, grade_one
 from rlstream.rewards.base import RewardContext
-from rlstream.rewards.config import load_reward_config
 from rlstream.rollout import ScoredRollout
 from rlstream.training.config import TrainingError
-from rlstream.training.openrlhf.reward_runtime import spec_from_id
 from rlstream.transcript import Message, Transcript
-
-
-class SpecResolver:
-    """spec_id -> RewardSpec, rebuilt from the id or found in a reward config file."""
-
-    def __init__(self, reward_config: Path | None = None) -> None:
-        self.reward_config = reward_config
-        self._cache: dict[str, RewardSpec] = {}
-        self._configured: dict[str, RewardSpec] | None = None
-
-    def __call__(self, spec_id: str) -> RewardSpec:
-        spec = self._cache.get(spec_id)
-        if spec is not None:
-            return spec
-        try:
-            spec = spec_from_id(spec_id)
-        except ConfigError as exc:
-            spec = self._from_config(spec_id)
-            if spec is None:
-                hint = (
-                    f"no agent in {self.reward_config} has it"
-                    if self.reward_config
-                    else "pass the grader's reward config (--reward-config rewards.yaml)"
-                )
-                raise ConfigError(f"{exc}; {hint}") from exc
-        self._cache[spec_id] = spec
-        return spec
-
-    def _from_config(self, spec_id: str) -> RewardSpec | None:
-        if self.reward_config is None:
-            return None
-        if self._configured is None:
-            config = load_reward_config(self.reward_config)
-            agents: list[str | None] = [*config.agents, None]
-            self._configured = {}
-            for agent in agents:
-                try:
-                    s = RewardSpec.for_agent(config, agent)
-                except ConfigError:
-                    continue
-                self._configured.setdefault(s.spec_id, s)
-        return self._configured.get(spec_id)
 
 
 def parse_label(label: str) -> dict[str, Any]:
@@ -126,7 +81,7 @@ def grade_sample(
     """Grade one sample with the dataset's spec; reward errors propagate."""
     data = parse_label(label)
     transcript, context = sample_transcript(prompt, completion, data, tools)
-    return grade_one(transcript, specs(data["reward_spec"]), context)
+    return grade_one(transcript, specs.for_id(data["reward_spec"]), context)
 
 
 def fresh_sample_error(row: dict[str, Any], specs: SpecResolver) -> Exception | None:

@@ -45,18 +45,20 @@ def batch_demo(folder: Path) -> Path:
     """What ``rlstream demo``'s batch path writes (sample logs -> ingest -> grade -> curate),
     called directly so these tests do not depend on the demo's other stages; returns out/."""
     from rlstream.curation import CurateOptions
+    from rlstream.formats import FieldMapping
+    from rlstream.grading import SpecResolver
+    from rlstream.ingest import IngestOptions
+    from rlstream.pipeline.batch import run_batch
     from rlstream.sampledata import write_sample_logs
-    from rlstream.services.cli.grade_cmd import resolve_specs
-    from rlstream.services.cli.improve_cmd import run_pipeline
-    from rlstream.services.cli.ingest_cmd import build_options
 
     write_sample_logs(folder, seed=7)
     logs = sorted((folder / "logs").iterdir())
-    batches = [([p for p in logs if p.name != "custom.jsonl"], build_options())]
+    batches = [([p for p in logs if p.name != "custom.jsonl"], IngestOptions())]
     custom = [p for p in logs if p.name == "custom.jsonl"]
     if custom:
-        batches.append((custom, build_options(mapping_file=folder / "custom_mapping.yaml")))
-    run_pipeline(
-        batches, resolve_specs(None, folder / "rewards.yaml"), folder / "out", CurateOptions()
-    )
+        batches.append(
+            (custom, IngestOptions(mapping=FieldMapping.from_yaml(folder / "custom_mapping.yaml")))
+        )
+    specs = SpecResolver.from_options(None, folder / "rewards.yaml")
+    run_batch(batches, specs, folder / "out", CurateOptions())
     return folder / "out"

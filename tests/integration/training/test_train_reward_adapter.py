@@ -11,9 +11,9 @@ import pytest
 from rlstream.curation import CurateOptions, curate, write_dataset
 from rlstream.curation.records import split_prompt
 from rlstream.errors import ConfigError
-from rlstream.grading import RewardSpec, grade_many
+from rlstream.grading import RewardSpec, SpecResolver, grade_many
 from rlstream.rollout import ScoredRollout
-from rlstream.training.reward import GrpoReward, SpecResolver, grade_sample, gradeable
+from rlstream.training.reward import GrpoReward, grade_sample, gradeable
 
 pytestmark = pytest.mark.train
 
@@ -45,7 +45,7 @@ def _compare(rollouts: list[ScoredRollout], rows: dict[str, dict], specs: SpecRe
 def test_same_scores_as_the_grader_on_the_demo(demo_dir: Path, demo_dataset: Path) -> None:
     """gsm8k (spec rebuilt from its id) and nsr (options from the grader's rewards.yaml)."""
     scored = [s for s in _scored(demo_dir) if not s.reward_spec.startswith("customer_support")]
-    specs = SpecResolver(demo_dir / "rewards.yaml")
+    specs = SpecResolver(config_path=demo_dir / "rewards.yaml")
     n = _compare(scored, _labels(demo_dataset), specs)
     kinds = {s.reward_spec.split("@")[0] for s in scored if s.task_key in _labels(demo_dataset)}
     assert kinds == {"gsm8k", "nsr"} and n >= 100
@@ -70,10 +70,10 @@ def test_specs_that_cannot_grade_fresh_samples_are_refused_up_front(
     assert "outcome needs a logged outcome" in reasons  # support-bot: outcome reads the log
     assert "pass the grader's reward config" in reasons  # nsr: its policy option
     assert keep and all("gsm8k" in r["label"] for r in keep)
-    keep, skipped = gradeable(rows, SpecResolver(demo_dir / "rewards.yaml"))
+    keep, skipped = gradeable(rows, SpecResolver(config_path=demo_dir / "rewards.yaml"))
     assert "pass the grader's reward config" not in " | ".join(skipped)
     with pytest.raises(ConfigError, match="rebuilds as"):
-        SpecResolver()("gsm8k@0.9.0*1>=0.5#6ab8b5a6")
+        SpecResolver().for_id("gsm8k@0.9.0*1>=0.5#6ab8b5a6")
 
 
 def test_trl_reward_callable_scores_counts_and_never_crashes_on_one_bad_sample(

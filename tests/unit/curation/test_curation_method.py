@@ -13,10 +13,10 @@ import pytest
 
 from conftest import text
 from rlstream.curation import curate, write_dataset
-from rlstream.grading import RewardSpec, grade_one
+from rlstream.grading import RewardSpec, SpecResolver, grade_one
 from rlstream.rollout import ScoredRollout
 from rlstream.training.data import read_rows, resolve_method
-from rlstream.training.reward import SpecResolver, gradeable
+from rlstream.training.reward import gradeable
 from rlstream.transcript import Message, Transcript
 
 pytestmark = pytest.mark.unit

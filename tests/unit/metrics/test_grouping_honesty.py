@@ -109,8 +109,8 @@ def test_profile_endorses_like_curation_and_next_steps_reconciles(tmp_path: Path
     from rlstream.curation import CurateOptions, curate
     from rlstream.curation.next_steps import render_next_steps
     from rlstream.grading import RewardSpec, grade_many
+    from rlstream.pipeline.batch import profile_file
     from rlstream.sampledata import generate_transcripts
-    from rlstream.services.cli.profile_cmd import profile_file
 
     ts, _ = generate_transcripts(3, 12, 6, "math")
     scored = [r for r in grade_many(ts, RewardSpec.parse("gsm8k")) if isinstance(r, ScoredRollout)]

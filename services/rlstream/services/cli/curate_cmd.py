@@ -6,15 +6,10 @@ from pathlib import Path
 
 import typer
 
-from rlstream.curation import CurateOptions, CurationResult, Manifest, curate, write_dataset
-from rlstream.jsonl import read_scored
-from rlstream.services.cli.common import (
-    console,
-    friendly_errors,
-    progress,
-    require_files,
-    require_nonempty,
-)
+from rlstream.curation import CurateOptions
+from rlstream.pipeline.batch import curate_file
+from rlstream.services.cli.common import friendly_errors, require_files, require_nonempty
+from rlstream.services.cli.report import BarStages, print_curation
 from rlstream.settings import load_settings
 
 EXAMPLES = """
@@ -29,31 +24,6 @@ rlstream curate --in scored.jsonl --out dataset/ --heldout-share 0.2
 
 Writes manifest.json (hashes, counts, profile, lineage), grpo.jsonl, dpo.jsonl, sft.jsonl, heldout.jsonl and next_steps.md. A share of task keys (by hash of agent, reward spec and task key; default 10%, RLSTREAM_HELDOUT_SHARE) is held out: those prompts go only to heldout.jsonl, for `rlstream eval`. The same input always gives byte-identical files.
 """
-
-
-def curate_file(src: Path, dest: Path, options: CurateOptions) -> tuple[CurationResult, Manifest]:
-    with progress("reading graded rollouts") as advance:
-        rollouts = []
-        for s in read_scored(src):
-            rollouts.append(s)
-            advance(1)
-    result = curate(rollouts, options)
-    return result, write_dataset(result, dest)
-
-
-def summarise(result: CurationResult, manifest: Manifest, dest: Path) -> None:
-    console.print(
-        f"kept [bold]{len(result.kept):,}[/] groups / {result.kept_rollouts:,} rollouts of "
-        f"{result.input_rollouts:,}; method: [bold]{manifest.method}[/] ({manifest.method_reason})"
-    )
-    for reason, n in sorted({**result.dropped_groups, **result.dropped_rollouts}.items()):
-        if n:
-            console.print(f"  dropped {reason}: {n:,}")
-    if result.heldout:
-        console.print(
-            f"  held out for evaluation: {len(result.heldout):,} task keys → heldout.jsonl"
-        )
-    console.print(f"dataset [bold]{manifest.dataset_id[:16]}[/] → {dest}  (see next_steps.md)")
 
 
 @friendly_errors
@@ -79,8 +49,9 @@ def curate_command(
         near_dup_threshold=near_dup_threshold,
         heldout_share=load_settings().heldout_share if heldout_share is None else heldout_share,
     )
-    result, manifest = curate_file(src, dest, options)
-    summarise(result, manifest, dest)
+    with BarStages() as bars:
+        result, manifest = curate_file(src, dest, options, bars)
+    print_curation(result, manifest, dest)
 
 
 curate_command.__doc__ = (curate_command.__doc__ or "") + EXAMPLES

@@ -23,11 +23,12 @@ from rich.progress import (
 )
 
 from rlstream.curation import CurateOptions
+from rlstream.grading import SpecResolver
+from rlstream.pipeline.batch import run_batch
 from rlstream.sampledata import write_sample_logs
 from rlstream.services.cli.common import console, friendly_errors
-from rlstream.services.cli.grade_cmd import resolve_specs
-from rlstream.services.cli.improve_cmd import run_pipeline
-from rlstream.services.cli.ingest_cmd import build_options
+from rlstream.services.cli.ingest_options import build_options
+from rlstream.services.cli.report import ConsoleReport
 
 CUSTOM = "custom.jsonl"
 STAGES = (
@@ -72,9 +73,10 @@ def _quick(folder: Path, seed: int, scale: int) -> None:
     batches = [(standard, build_options())]
     if custom:
         batches.append((custom, build_options(mapping_file=folder / "custom_mapping.yaml")))
-    specs = resolve_specs(None, folder / "rewards.yaml")
+    specs = SpecResolver.from_options(None, folder / "rewards.yaml")
     console.print("[bold]2/2[/] ingest → grade → profile → curate")
-    run_pipeline(batches, specs, folder / "out", CurateOptions())
+    with ConsoleReport() as report:
+        run_batch(batches, specs, folder / "out", CurateOptions(), report)
     console.print(f"done: see {folder}/out/dataset/next_steps.md")
 
 

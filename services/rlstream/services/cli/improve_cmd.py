@@ -1,21 +1,20 @@
-"""``rlstream improve run``: ingest, grade, profile and curate in one go."""
+"""``rlstream improve run``: ingest, grade, profile and curate in one go.
+
+The loop is :func:`rlstream.pipeline.batch.run_batch`; this module parses flags and prints.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import orjson
 import typer
 
 from rlstream.curation import CurateOptions
-from rlstream.ingest import IngestOptions
-from rlstream.metrics import Profile, render_profile
-from rlstream.metrics.plot import profile_svg
+from rlstream.grading import SpecResolver
+from rlstream.pipeline.batch import run_batch
 from rlstream.rewards.registry import available_rewards
-from rlstream.services.cli.common import console, expand_inputs, friendly_errors, out
-from rlstream.services.cli.curate_cmd import curate_file, summarise
-from rlstream.services.cli.grade_cmd import SpecResolver, resolve_specs, run_grade
-from rlstream.services.cli.ingest_cmd import (
+from rlstream.services.cli.common import expand_inputs, friendly_errors
+from rlstream.services.cli.ingest_options import (
     FormatOpt,
     IdFieldOpt,
     LabelFieldOpt,
@@ -27,10 +26,8 @@ from rlstream.services.cli.ingest_cmd import (
     OutcomeValuesOpt,
     TaskKeyFieldOpt,
     build_options,
-    print_summary,
-    run_ingest,
 )
-from rlstream.services.cli.profile_cmd import profile_file
+from rlstream.services.cli.report import ConsoleReport
 
 improve_app = typer.Typer(help="The whole batch pipeline in one command.", no_args_is_help=True)
 
@@ -46,43 +43,6 @@ rlstream improve run --input runs.jsonl --messages-field traj --task-key-field t
 
 OUTPUT gets transcripts.jsonl (+ rejects), scored.jsonl (+ failures), profile.json and profile.svg (histogram + pass@k curves), dataset/ (manifest.json, grpo.jsonl, dpo.jsonl, sft.jsonl, next_steps.md).
 """
-
-
-def run_pipeline(
-    batches: list[tuple[list[Path], IngestOptions]],
-    specs: SpecResolver,
-    output: Path,
-    curate_options: CurateOptions,
-) -> Profile:
-    """Each batch is (files, how to read them); all land in one transcripts file."""
-    output.mkdir(parents=True, exist_ok=True)
-    transcripts, rejects = output / "transcripts.jsonl", output / "rejects.jsonl"
-    if len(batches) == 1:
-        files, options = batches[0]
-        print_summary(run_ingest(files, transcripts, rejects, options), transcripts, rejects)
-    else:
-        with transcripts.open("wb") as t_out, rejects.open("wb") as r_out:
-            for i, (files, options) in enumerate(batches):
-                part_t, part_r = output / f".part{i}.jsonl", output / f".part{i}.rejects.jsonl"
-                print_summary(run_ingest(files, part_t, part_r, options), transcripts, rejects)
-                for part, sink in ((part_t, t_out), (part_r, r_out)):
-                    sink.write(part.read_bytes())
-                    part.unlink()
-    scored = output / "scored.jsonl"
-    counts = run_grade(transcripts, scored, output / "scored.failures.jsonl", specs)
-    console.print(
-        f"graded {counts['graded']:,} rollouts ({counts['passed']:,} pass), "
-        f"{counts['failed']:,} ungradable → scored.failures.jsonl"
-    )
-    profile = profile_file(scored)
-    (output / "profile.json").write_bytes(
-        orjson.dumps(profile.to_json_dict(), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
-    )
-    out.print(render_profile(profile))
-    (output / "profile.svg").write_text(profile_svg(profile, curate_options.band))
-    result, manifest = curate_file(scored, output / "dataset", curate_options)
-    summarise(result, manifest, output / "dataset")
-    return profile
 
 
 @improve_app.command("run")
@@ -120,13 +80,14 @@ def improve_run(
     band: tuple[float, float] = typer.Option((0.2, 0.8), help="curation pass-rate band"),
 ) -> None:
     """Ingest → grade → profile → curate, writing every stage's file to OUTPUT."""
-    specs = resolve_specs(reward, reward_config)
+    specs = SpecResolver.from_options(reward, reward_config)
     options = build_options(
         fmt, mapping, messages_field, id_field, task_key_field, outcome_field, label_field,
         near_dup_merge, max_rejects, outcome_values=outcome_values,
     )  # fmt: skip
     files = expand_inputs([*inputs, *(more or [])])
-    run_pipeline([(files, options)], specs, output, CurateOptions(band=band))
+    with ConsoleReport() as report:
+        run_batch([(files, options)], specs, output, CurateOptions(band=band), report)
 
 
 improve_run.__doc__ = (improve_run.__doc__ or "") + EXAMPLES

@@ -7,22 +7,11 @@ from pathlib import Path
 import orjson
 import typer
 
-from rlstream.jsonl import read_scored
-from rlstream.metrics import (
-    Profile,
-    ProfileAccumulator,
-    RolloutRow,
-    endorsed_features,
-    render_profile,
-)
+from rlstream.metrics import render_profile
 from rlstream.metrics.plot import profile_svg
-from rlstream.services.cli.common import (
-    friendly_errors,
-    out,
-    progress,
-    require_files,
-    require_nonempty,
-)
+from rlstream.pipeline.batch import profile_file
+from rlstream.services.cli.common import friendly_errors, out, require_files, require_nonempty
+from rlstream.services.cli.report import BarStages
 
 EXAMPLES = """
 
@@ -38,20 +27,6 @@ Gradient support is the mean over groups (n ≥ 2) of p(1−p)/0.25: above 0.3 t
 """
 
 
-def profile_file(src: Path, *, k_max: int | None = None, endorsed: tuple[str, ...] = ()) -> Profile:
-    """Profile a scored file. Like curation, the hack scan treats the features the file's
-    rewards declare (gsm8k: numbers) as endorsed, so the two never disagree on an alarm."""
-    acc = ProfileAccumulator()
-    rewards: set[str] = set()
-    with progress("profiling") as advance:
-        for s in read_scored(src):
-            advance(1)
-            rewards.update(r.reward for r in s.results)
-            acc.add(RolloutRow.from_scored(s))
-    endorsed = tuple(sorted({*endorsed, *endorsed_features(rewards)}))
-    return acc.profile(k_max=k_max, endorsed=endorsed)
-
-
 @friendly_errors
 def profile(
     src: Path = typer.Option(..., "--in", help="graded rollouts JSONL from `rlstream grade`"),
@@ -64,7 +39,8 @@ def profile(
     """Gradient support, pass@k, headroom, a hack scan and a verdict for graded rollouts."""
     require_files([src])
     require_nonempty(src, "graded rollouts JSONL (from rlstream grade)")
-    p = profile_file(src, k_max=k_max)
+    with BarStages() as bars:
+        p = profile_file(src, k_max=k_max, stages=bars)
     if svg is not None:
         svg.write_text(profile_svg(p))
     if as_json:

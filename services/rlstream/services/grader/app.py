@@ -16,7 +16,8 @@ from rlstream.delivery.runtime import (
     subscriber_kwargs,
 )
 from rlstream.events import DLQRecord, ScoredEvent, topics
-from rlstream.services.grader.handler import GraderHandler, SpecResolver
+from rlstream.grading import RewardSpec, SpecResolver
+from rlstream.services.grader.handler import GraderHandler
 from rlstream.services.grader.settings import GraderSettings
 from rlstream.transcript import Transcript
 
@@ -58,8 +59,11 @@ async def _start() -> None:
     from rlstream.rewards.config import load_reward_config
 
     await rt.start()
-    config = load_reward_config(settings.reward_config) if settings.reward_config else None
-    _state["handler"] = GraderHandler(rt, SpecResolver(config, settings.reward_spec))
+    if settings.reward_config:
+        specs = SpecResolver(config=load_reward_config(settings.reward_config))
+    else:  # one spec for every agent: a bad one stops the service here, not each record
+        specs = SpecResolver(single=RewardSpec.parse(settings.reward_spec))
+    _state["handler"] = GraderHandler(rt, specs)
 
 
 @app.after_startup

@@ -24,7 +24,7 @@ from rlstream.delivery.runtime import Runtime
 from rlstream.delivery.versions import first_wins, transcript_version
 from rlstream.errors import ConfigError, MessageTooLarge
 from rlstream.events import topics
-from rlstream.grading import GradeFailure, RewardSpec, grade_many
+from rlstream.grading import GradeFailure, RewardSpec, SpecResolver, grade_many
 from rlstream.rollout import ScoredRollout
 from rlstream.transcript import Transcript
 
@@ -44,25 +44,6 @@ def scored_json(rollout: ScoredRollout, transcript_json: bytes | None) -> bytes:
 
 
 _NO_TRANSCRIPT = {"transcript"}
-
-
-class SpecResolver:
-    """agent -> RewardSpec, built once per agent (reward construction is not free)."""
-
-    def __init__(self, config: Any | None, default_spec: str) -> None:
-        self.config = config
-        self.default_spec = default_spec
-        self._cache: dict[str | None, RewardSpec] = {}
-
-    def for_agent(self, agent: str | None) -> RewardSpec:
-        spec = self._cache.get(agent)
-        if spec is None:
-            if self.config is not None:
-                spec = RewardSpec.for_agent(self.config, agent)
-            else:
-                spec = RewardSpec.parse(self.default_spec)
-            self._cache[agent] = spec
-        return spec
 
 
 class GraderHandler:

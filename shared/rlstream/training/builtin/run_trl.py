@@ -9,12 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from rlstream.errors import ConfigError
+from rlstream.grading import SpecResolver
 from rlstream.training.builtin.recorder import Recorder, finite
 from rlstream.training.builtin.rows import trl_rows
 from rlstream.training.builtin.trl_args import TRAINER_CLASSES, config_class
 from rlstream.training.chat import training_template
 from rlstream.training.config import Progress, TrainConfig, method_of
-from rlstream.training.reward import GrpoReward, SpecResolver, gradeable
+from rlstream.training.reward import GrpoReward, gradeable
 
 
 def lora_config(config: TrainConfig) -> Any:
@@ -56,7 +57,7 @@ def build_trainer(
     from datasets import Dataset
     from transformers import PrinterCallback
 
-    specs = SpecResolver(Path(config.reward_config) if config.reward_config else None)
+    specs = SpecResolver(config_path=Path(config.reward_config) if config.reward_config else None)
     data = Dataset.from_list(trl_rows(method_of(config), rows))
     args = config_class(config.method)(**kwargs)
     common: dict[str, Any] = {
@@ -92,7 +93,9 @@ def run_trl(
     t0 = time.perf_counter()
     skipped: dict[str, int] = {}
     if config.method == "grpo":
-        specs = SpecResolver(Path(config.reward_config) if config.reward_config else None)
+        specs = SpecResolver(
+            config_path=Path(config.reward_config) if config.reward_config else None
+        )
         rows, skipped = gradeable(rows, specs)
         if not rows:
             raise ConfigError(f"no GRPO row can be graded on fresh samples: {skipped}")

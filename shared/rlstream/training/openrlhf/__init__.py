@@ -6,8 +6,7 @@ openrlhf.cli.train_ppo_ray``, with a prompt JSONL and a total, hash-pinned rewar
 SFT/DPO: ``deepspeed --module openrlhf.cli.train_sft|train_dpo``) in the GPU image.
 
 ``OpenRLHFBackend`` loads on first use, so the reward file's runtime
-(``reward_runtime``, imported inside the training pod) pulls in no planning code, and
-``rlstream.training.reward`` can import ``spec_from_id`` from it without a cycle.
+(``reward_runtime``, imported inside the training pod) pulls in no planning code.
 """
 
 from __future__ import annotations

@@ -17,13 +17,14 @@ import orjson
 
 from rlstream.curation.writer import verify_dataset
 from rlstream.errors import ConfigError, InputError
+from rlstream.grading import SpecResolver
 from rlstream.training.data import read_rows
 from rlstream.training.openrlhf import deepspeed_argv, reward_file
 from rlstream.training.openrlhf.argv import GrpoConfig, RunPaths, build_argv
 from rlstream.training.openrlhf.dataset import convert_grpo
 from rlstream.training.openrlhf.flags import DPO, SFT
 from rlstream.training.openrlhf.pin import OPENRLHF_VERSION
-from rlstream.training.reward import SpecResolver, gradeable, parse_label
+from rlstream.training.reward import gradeable, parse_label
 
 #: where the adapter's own files go inside the run's output_dir
 WORK_DIR = "openrlhf"

@@ -16,42 +16,21 @@ from typing import Any
 
 import orjson
 
-from rlstream.errors import ConfigError, InputError
-from rlstream.grading import RewardSpec, grade_one
+from rlstream.errors import InputError
+from rlstream.grading import RewardSpec, SpecResolver, grade_one
 from rlstream.rewards.base import RewardContext
 from rlstream.training.openrlhf.dataset import LABEL_FORMAT
 from rlstream.transcript import Transcript
 
-_ITEM = re.compile(r"^(?P<name>[^@]+)@(?P<version>[^*]+)\*(?P<weight>[^>]+)>=(?P<thr>[^#]+)#")
 #: chat-template end markers vLLM leaves in the decoded query (skip_special_tokens=False)
 _TRAILING_SPECIAL = re.compile(r"(?:\s*(?:<\|[^|<>\s]{1,40}\|>|</s>|<eos>|<end_of_turn>))+\s*$")
-_SPECS: dict[str, RewardSpec] = {}
+#: one resolver for the pod's life: each spec id is rebuilt (and checked) once
+_SPECS = SpecResolver()
 
 
 def spec_from_id(spec_id: str) -> RewardSpec:
     """Rebuild a RewardSpec from its id; refuse one whose rebuilt id differs."""
-    cached = _SPECS.get(spec_id)
-    if cached is not None:
-        return cached
-    names: list[str] = []
-    weights: dict[str, float] = {}
-    thresholds: dict[str, float] = {}
-    for part in spec_id.split("+"):
-        m = _ITEM.match(part)
-        if m is None:
-            raise ConfigError(f"not a reward spec id: {spec_id!r}")
-        name = m["name"]
-        names.append(name)
-        weights[name] = float(m["weight"])
-        thresholds[name] = float(m["thr"])
-    spec = RewardSpec.from_names(names, weights, thresholds=thresholds)
-    if spec.spec_id != spec_id:
-        raise ConfigError(
-            f"reward spec {spec_id!r} rebuilds as {spec.spec_id!r}: a reward version or its "
-            "options differ from what graded the dataset"
-        )
-    _SPECS[spec_id] = spec
-    return spec
+    return _SPECS.for_id(spec_id)
 
 
 def completion_of(query: str, prompt: str) -> str:

@@ -7,10 +7,16 @@ into ``bench/data/pii_public/``). Values: the 3,000 people of the same project's
 birthdays, companies), reduced to the columns used. Neither was used to write or tune the
 detectors (those use the U.S. Census 1990 first-name lists of the ``names`` package).
 
+Two disjoint splits (:func:`split_of`): ``tune`` (even template lines, even people rows) is
+the one to look at while changing the detectors; ``heldout`` (odd lines, odd rows) is the one
+to report. Both come from the same project, so the held-out split guards against fitting the
+phrasing and the names, not against that project's choice of sentences.
+
 Labelled kinds: NAME (``person``/``name`` = given + surname, ``first_name``, ``last_name``),
 ADDRESS (``address``; ``building_number street_name`` [``secondary_address``]; ``postcode`` /
 ``zipcode``) and DOB (``date_of_birth`` written as "March 3, 1990", "3 March 1990" or
-"3/29/1982"). Street addresses come from the rows of English-speaking countries (US, GB,
+"3/29/1982"; in the one template with no birth cue, "It's like that since {{date_of_birth}}",
+the date is labelled IGNORE: neither a miss nor a false positive). Street addresses come from the rows of English-speaking countries (US, GB,
 CA, AU, NZ, ZA): the detectors read English street types. Every other placeholder
 (organisations, cities, countries, cards, phones ...) is filled with a value and left
 unlabelled, so a NAME or ADDRESS found there counts against precision.
@@ -61,12 +67,27 @@ def _address(p: dict[str, str]) -> str:
     return f"{p['StreetAddress']}, {p['City'].title()}" + (f", {tail}" if tail else "")
 
 
-def generate(n: int, seed: int = 0) -> Iterator[Example]:
-    """``n`` filled templates (each template in turn, values drawn at random)."""
+SPLITS = ("tune", "heldout", "all")
+#: the templates' cue words for a birth date; a ``date_of_birth`` slot without one ("It's like
+#: that since {{date_of_birth}}") is a date that no reader could tell is a birth date
+_BIRTH_CUE = re.compile(r"(?i)birth|born|\bdob\b")
+
+
+def split_of(i: int, split: str) -> bool:
+    """Template / person ``i`` belongs to ``split``: even indices tune, odd ones are held out
+    (disjoint sentences *and* disjoint people, so a rule fitted to one split's names or
+    phrasing is measured on text it never saw)."""
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {SPLITS}")
+    return split == "all" or (i % 2 == 0) == (split == "tune")
+
+
+def generate(n: int, seed: int = 0, split: str = "all") -> Iterator[Example]:
+    """``n`` filled templates of ``split`` (each template in turn, values drawn at random)."""
     rng = random.Random(seed)
-    people = _people()
+    people = [p for i, p in enumerate(_people()) if split_of(i, split)]
     english = [p for p in people if p["Country"] in ENGLISH]
-    templates = _templates()
+    templates = [t for i, t in enumerate(_templates()) if split_of(i, split)]
     for i in range(n):
         template = templates[i % len(templates)]
         text_parts: list[str] = []
@@ -108,6 +129,8 @@ def generate(n: int, seed: int = 0) -> Iterator[Example]:
                 value, kind, label = e["ZipCode"], "ADDRESS", "postcode"
             elif slot == "date_of_birth":
                 value, kind = _written(p["Birthday"], rng), "DOB"
+                if _BIRTH_CUE.search(_SLOT.sub("", template)) is None:
+                    kind, label = "IGNORE", "date_no_birth_cue"
             else:
                 value = _filler(slot, p, rng)
             text_parts.append(value)

@@ -72,17 +72,10 @@ class Detector:
     pattern: re.Pattern[str]
     group: int = 0
     validate: Validator | None = None
-    #: cheap pre-check: at least one of these must occur in the lower-cased text ("" = any
-    #: digit, ":" pair = two colons); skips the regex on most text
-    needs: tuple[str, ...] = ("",)
-    #: fewest digits a text must hold for this detector to possibly match
+    #: skip the regex unless one of these occurs in the lower-cased text (empty: always run)
+    needs: tuple[str, ...] = ()
+    #: skip the regex on texts with fewer digits than any match holds
     min_digits: int = 0
-    #: matches lie inside one digit cluster: search only there, not the whole text
-    windowed: bool = False
-    #: a windowed match holds at least ``sep_min`` of ``sep`` (IPv4: three dots): clusters
-    #: with fewer cannot match, so the regex is not even started on them
-    sep: str = ""
-    sep_min: int = 0
     #: a hand-written linear matcher used instead of ``pattern`` (text, pos, endpos) ->
     #: spans; for shapes whose regex would backtrack quadratically on hostile input
     finder: Callable[[str, int, int], list[tuple[int, int]]] | None = None
@@ -223,8 +216,8 @@ DETECTORS: tuple[Detector, ...] = (
         "DOB",
         58,
         re.compile(
-            r"(?i)\b(?:dob|d\.o\.b\.?|date of birth|birth ?date|birthday|born(?: on)?)\b\W{0,4}"
-            r"(?:is\s+)?(\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[/.]\d{1,2}[/.]\d{2,4})"
+            r"(?i)\b(?:dob|d\.o\.b\.?|date of birth|birth ?date|birthday|born(?: on)?)\b"
+            r"[^\d\n]{0,30}?(\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[/.]\d{1,2}[/.]\d{2,4})"
         ),
         1,
         needs=("dob", "d.o.b", "birth", "born"),
@@ -246,7 +239,6 @@ DETECTORS: tuple[Detector, ...] = (
         0,
         iban_valid,
         min_digits=10,
-        windowed=True,
     ),
     Detector(
         "CARD",
@@ -255,16 +247,12 @@ DETECTORS: tuple[Detector, ...] = (
         0,
         card_ok,
         min_digits=13,
-        windowed=True,
     ),
     Detector(
         "SSN",
         55,
         re.compile(r"(?<![\w-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\w-])"),
         min_digits=9,
-        windowed=True,
-        sep="-",
-        sep_min=2,
     ),
     Detector(
         "SSN",
@@ -285,7 +273,7 @@ DETECTORS: tuple[Detector, ...] = (
         ),
         0,
         ipv6_ok,
-        needs=(":2",),
+        needs=(":",),
     ),
     Detector(
         "IP",
@@ -297,9 +285,6 @@ DETECTORS: tuple[Detector, ...] = (
         0,
         ipv4_ok,
         min_digits=4,
-        windowed=True,
-        sep=".",
-        sep_min=3,
     ),
     Detector(
         "PHONE",
@@ -311,7 +296,6 @@ DETECTORS: tuple[Detector, ...] = (
         0,
         phone_intl_ok,
         min_digits=8,
-        windowed=True,
     ),
     Detector(
         "PHONE",
@@ -320,7 +304,6 @@ DETECTORS: tuple[Detector, ...] = (
             r"(?<![\w+.-])(?:1[ .-])?(?:\(\d{3}\) ?|\d{3}[ .-])\d{3}[ .-]\d{4}(?![\w-]|\.\d)"
         ),
         min_digits=10,
-        windowed=True,
     ),
     Detector(
         "PHONE",
@@ -331,7 +314,6 @@ DETECTORS: tuple[Detector, ...] = (
         0,
         phone_national_ok,
         min_digits=10,
-        windowed=True,
     ),
     Detector(
         "PHONE",
@@ -362,17 +344,6 @@ DETECTORS: tuple[Detector, ...] = (
 SECRET_KEY = re.compile(rf"(?i)^(?:{_SECRET_KEY_NAMES}|authorization|credentials?)$")
 PASSWORD_KEY = re.compile(r"(?i)^(?:password|passwd|pwd|passcode|passphrase|pin)$")
 
-_DIGIT = re.compile(r"\d")
-
-
-_NEEDLES: tuple[str, ...] = tuple(
-    sorted({n for d in DETECTORS for n in d.needs if n not in ("", ":2")})
-)
-_BY_NEEDLE: dict[str, tuple[int, ...]] = {
-    n: tuple(i for i, d in enumerate(DETECTORS) if n in d.needs) for d in DETECTORS for n in d.needs
-}
-
-
 _NO_DIGITS = str.maketrans("", "", "0123456789")
 _CACHE_MAX_LEN = 4096
 
@@ -395,16 +366,11 @@ def _find_cached(text: str) -> tuple[Span, ...]:
     return tuple(_find(text))
 
 
-#: a run of digits (and upper-case letters, for IBANs) with at most two separator chars
-#: between them; every windowed detector's match lies inside one such run
-_CLUSTER = re.compile(r"[+(]?(?:[A-Z]{2})?\d(?:[ ().\-/]{0,2}[0-9A-Z])*")
-
-
-def _scan(det: Detector, text: str, pos: int, endpos: int, found: list[Span]) -> None:
+def _scan(det: Detector, text: str, found: list[Span]) -> None:
     if det.finder is not None:
-        found += [Span(a, b, det.kind, det.priority) for a, b in det.finder(text, pos, endpos)]
+        found += [Span(a, b, det.kind, det.priority) for a, b in det.finder(text, 0, len(text))]
         return
-    for m in det.pattern.finditer(text, pos, endpos):
+    for m in det.pattern.finditer(text):
         start, end = m.span(det.group)
         if start < 0:
             continue
@@ -413,64 +379,20 @@ def _scan(det: Detector, text: str, pos: int, endpos: int, found: list[Span]) ->
         found.append(Span(start, end, det.kind, det.priority))
 
 
-#: four digits chained the way :data:`_CLUSTER` chains them (separators, upper-case letters
-#: between): a text without this has no cluster of 4+ digits, so no windowed detector can
-#: match and the Python loop over its (short) clusters is skipped with one C-level search
-_FOUR_IN_CLUSTER = re.compile(r"\d(?:(?:[ ().\-/]{0,2}[A-Z])*[ ().\-/]{0,2}\d){3}")
-
-#: needles present -> (whole-text detectors, windowed detectors), in DETECTORS order
-_PLANS: dict[tuple[str, ...], tuple[tuple[Detector, ...], tuple[Detector, ...]]] = {}
-
-
-def _plan(present: tuple[str, ...]) -> tuple[tuple[Detector, ...], tuple[Detector, ...]]:
-    plan = _PLANS.get(present)
-    if plan is None:
-        dets = [DETECTORS[i] for i in sorted({i for n in present for i in _BY_NEEDLE[n]})]
-        plan = (
-            tuple(d for d in dets if not d.windowed),
-            tuple(d for d in dets if d.windowed),
-        )
-        if len(_PLANS) < 4096:  # needle combinations are few; the bound is a safety net
-            _PLANS[present] = plan
-    return plan
-
-
 def _find(text: str) -> list[Span]:
-    found: list[Span] = []
+    """Every detector whose cheap pre-check (a cue word, enough digits) passes, on the whole
+    text; the free-text detectors of :mod:`rlstream.pii.freetext` first."""
     low = text.lower()
-    present = [n for n in _NEEDLES if n in low]
     digits = len(text) - len(text.translate(_NO_DIGITS))
-    if digits:
-        present.append("")
-    if text.count(":") >= 2:
-        present.append(":2")
-    found += [
+    found = [
         Span(a, b, kind, _FREETEXT_PRIORITY[kind])  # type: ignore[arg-type]
         for a, b, kind in freetext.find(text, low, digits)
     ]
-    if not present:
-        return found if len(found) <= 1 else _non_overlapping(found)
-    whole, windowed = _plan(tuple(present))
-    for det in whole:
-        if det.min_digits <= digits:
-            _scan(det, text, 0, len(text), found)
-    if windowed and digits >= 4 and _FOUR_IN_CLUSTER.search(text) is not None:
-        n = len(text)
-        for cm in _CLUSTER.finditer(text):
-            a, b = cm.span()
-            if b - a < 4:  # fewer than 4 chars, fewer than 4 digits: most clusters in prose
-                continue
-            cluster = text[a:b]
-            nd = len(cluster) - len(cluster.translate(_NO_DIGITS))
-            if nd < 4:
-                continue
-            for det in windowed:
-                if det.min_digits <= nd and (not det.sep or cluster.count(det.sep) >= det.sep_min):
-                    # lookbehinds see the text before ``a``; two chars after ``b`` feed lookaheads
-                    _scan(det, text, a, min(n, b + 2), found)
-    if len(found) <= 1:
-        return found
-    return _non_overlapping(found)
+    for det in DETECTORS:
+        if digits < det.min_digits or (det.needs and not any(n in low for n in det.needs)):
+            continue
+        _scan(det, text, found)
+    return found if len(found) <= 1 else _non_overlapping(found)
 
 
 def _non_overlapping(found: list[Span]) -> list[Span]:

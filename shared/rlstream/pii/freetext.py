@@ -1,226 +1,23 @@
 """PII that only prose reveals: person names, street addresses, postcodes, written dates of
 birth and passport numbers.
 
-No NER model can be loaded offline (presidio's person recogniser needs a spaCy model from a
-hub), so names come from the U.S. Census 1990 first-name lists shipped in the ``names``
-package plus the words around them: a known first name followed by a capitalised surname
-("Maria Gonzalez", "John O'Connor"), or any capitalised name after a cue that introduces
-one ("my name is", "this is", "Thanks, Kenji", "Mr."), or a capitalised word before a census
-surname outside a longer capitalised run. Addresses are a house number, up
-to four words and a street type ("221B Baker Street", "1600 Pennsylvania Avenue NW"), with an
-optional unit, city, state and ZIP; UK postcodes are matched on their own. Dates of birth
-and passport numbers need a cue word before them ("born on March 3, 1990", "passport
-number X1234567"), which keeps order dates and order numbers out.
+Names: :mod:`rlstream.pii.people` (word lists and cues; no NER model can be loaded offline).
+Addresses: a house number, up to four words and a street type ("221B Baker Street", "1600
+Pennsylvania Avenue NW"), or a street type first ("2921 rue Parc"), or words that a ", City,
+ST postcode" tail vouches for; then an optional unit and either the city (state) on the same
+line or an address block of unit / city / region lines closed by a postcode. UK and Canadian
+postcodes are matched on their own, other ZIPs only after "zip code is" / "postcode:". Dates
+of birth and passport numbers need a cue word before them ("born on March 3, 1990",
+"passport number X1234567"), which keeps order dates and order numbers out.
 """
 
 from __future__ import annotations
 
-import os
 import re
-from functools import lru_cache
 
-import names as census_names
+from rlstream.pii import people
 
-#: capitalised words that start sentences or name things but are not people
-_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "but",
-        "by",
-        "can",
-        "could",
-        "did",
-        "do",
-        "does",
-        "for",
-        "from",
-        "had",
-        "has",
-        "have",
-        "he",
-        "her",
-        "his",
-        "how",
-        "i",
-        "if",
-        "in",
-        "is",
-        "it",
-        "its",
-        "me",
-        "my",
-        "no",
-        "not",
-        "of",
-        "on",
-        "or",
-        "our",
-        "she",
-        "so",
-        "that",
-        "the",
-        "their",
-        "them",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "to",
-        "up",
-        "us",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "why",
-        "will",
-        "with",
-        "would",
-        "yes",
-        "you",
-        "your",
-        "hi",
-        "hello",
-        "hey",
-        "dear",
-        "thanks",
-        "thank",
-        "regards",
-        "cheers",
-        "best",
-        "sincerely",
-        "please",
-        "sorry",
-        "ok",
-        "okay",
-        "good",
-        "great",
-        "morning",
-        "afternoon",
-        "evening",
-        "customer",
-        "service",
-        "support",
-        "team",
-        "agent",
-        "bot",
-        "user",
-        "assistant",
-        "manager",
-        "account",
-        "order",
-        "card",
-        "credit",
-        "debit",
-        "bank",
-        "payment",
-        "refund",
-        "invoice",
-        "delivery",
-        "package",
-        "parcel",
-        "street",
-        "road",
-        "avenue",
-        "lane",
-        "drive",
-        "boulevard",
-        "court",
-        "place",
-        "way",
-        "suite",
-        "apt",
-        "apartment",
-        "unit",
-        "floor",
-        "north",
-        "south",
-        "east",
-        "west",
-        "new",
-        "old",
-        "saint",
-        "st",
-        "mount",
-        "city",
-        "county",
-        "state",
-        "park",
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-        "monday",
-        "tuesday",
-        "wednesday",
-        "thursday",
-        "friday",
-        "saturday",
-        "sunday",
-        "today",
-        "tomorrow",
-        "yesterday",
-        "mr",
-        "mrs",
-        "ms",
-        "miss",
-        "dr",
-        "sir",
-        "madam",
-        "mister",
-    ]
-)
-
-_UP = "A-ZÀ-ÖØ-Þ"
-_LOW = "a-zß-öø-ÿ"
-#: one capitalised name word: Maria, O'Connor, McDonald, Jean-Luc, Núñez
-_NAME = rf"(?:[{_UP}]['’])?[{_UP}][{_LOW}]+(?:[-'’][{_UP}]?[{_LOW}]+)*"
-_PARTICLE = r"(?:van|von|der|den|de|da|di|du|del|della|le|la|bin|ibn|al|ten|ter|dos|das)"
-_SUFFIX_WORDS = (
-    r"Street|St|Avenue|Ave|Road|Rd|Lane|Ln|Drive|Dr|Boulevard|Blvd|Court|Ct|Place|Pl|Way|"
-    r"Terrace|Close|Crescent|Square|Parkway|Highway|Circle|Trail|Row|Mews|Gardens|Grove|Hill|"
-    r"Walk|Alley|Loop|Pike|Plaza|Green|Rise|View|Crossing|Parade|Creek|Esplanade|Circuit|Quay"
-)
-_PAIR = re.compile(
-    rf"(?=[{_UP}])(?<![\w'’-])({_NAME})(?:[ \t]+[{_UP}]\.)?((?:[ \t]+{_PARTICLE})*)[ \t]+({_NAME})(?![\w'’-])"
-    rf"(?!\s+(?:{_SUFFIX_WORDS})\b)"
-)
-#: a cue that introduces a name; group 1 = the name (one or two words)
-#: a phrase that introduces a name, matched on the lower-cased 40 characters before each
-#: capitalised word (one case-insensitive scan of the whole text cost ~1.5 ms per 3 KB)
-_CUE_BEFORE = re.compile(
-    r"\b(?:my name is|my name's|name is|name's|call me|this is|it's|it is|i am|i'm|"
-    r"speak to|speak with|talk to|ask for|spoke to|spoke with|signed|called|named|"
-    r"thanks|thank you|regards|cheers|sincerely|best|hi|hello|hey|dear|"
-    r"mr|mrs|ms|miss|dr|prof|mx)\.?[,:]?\s+(?:(?:mr|mrs|ms|miss|dr|prof|mx)\.?\s+)?$"
-)
-_WORD = re.compile(rf"(?=[{_UP}])(?<![\w'’-]){_NAME}(?![\w'’-])")
-_NAME_AFTER_CUE = re.compile(rf"({_NAME}(?:(?:[ \t]+{_PARTICLE})*[ \t]+{_NAME})?)(?![\w'’-])")
-#: cues after which any capitalised word is a name (else it must be a known first name)
-_STRONG = re.compile(
-    r"(?i)(?:my name is|my name's|name is|name's|call me|signed|regards|cheers|sincerely|"
-    r"thanks,|thank you,|best,|dear|mr\.?|mrs\.?|ms\.?|miss|dr\.?|prof\.?|mx\.?)[,:]?\s+"
-    r"(?:(?:mr|mrs|ms|miss|dr|prof|mx)\.?\s+)?$"
-)
+_UP = people.UPPER
 
 _SUFFIX = (
     r"Street|St|Avenue|Ave|Road|Rd|Lane|Ln|Drive|Dr|Boulevard|Blvd|Court|Ct|Place|Pl|Way|"
@@ -229,18 +26,43 @@ _SUFFIX = (
 )
 _UK_POSTCODE = r"(?:GIR ?0AA|[A-Z]{1,2}\d[A-Z\d]? ?\d[ABD-HJLNP-UW-Z]{2})"
 _CA_POSTCODE = r"(?:[ABCEGHJ-NPRSTVXY]\d[ABCEGHJ-NPRSTV-Z] ?\d[ABCEGHJ-NPRSTV-Z]\d)"
+#: street types written before the name ("rue Parc", "chemin Hudson", "Avenida Paulista")
+_TYPE_FIRST = (
+    r"(?:[Rr]ue|[Cc]hemin|[Aa]venue|[Bb]oulevard|[Bb]oul|[Rr]oute|[Aa]ll[ée]e|[Ii]mpasse|"
+    r"[Cc]alle|[Aa]venida|[Rr]ua|[Vv]ia|[Vv]iale|[Pp]iazza|[Cc]orso|[Ss]trada|[Pp]aseo)"
+)
+_STATE = r"[A-Z]{2,3}\b"
+_ZIP = rf"(?:\d{{3,5}}(?:-\d{{4}})?|{_UK_POSTCODE}|{_CA_POSTCODE})(?![\w-])"
+#: between the parts of an address: a comma, or a new line with an e-mail quote mark
+_SEP = r"(?:[ \t]*,[ \t]*\n?|(?:[ \t]*\n[ \t>|?]*){1,3})[ \t]*"
+_UNIT = r"(?:Apt|Apartment|Suite|Ste|Unit|Flat|#)\.?[ \t]*[\w-]+"
+_PLACE = rf"[{_UP}][\w'’.-]*(?:[ \t]+[\w'’.-]+){{0,4}}"
 _ADDRESS = re.compile(
-    rf"(?<![\w-])\d{{1,5}}[A-Za-z]?(?:-\d{{1,5}})?\s+"
-    rf"(?:(?:[NSEW]\.?|North|South|East|West)\s+)?"
-    rf"(?:[{_UP}0-9][\w'’.-]*\s+){{0,4}}?(?:{_SUFFIX})\b\.?"
-    r"(?:\s+(?:NW|NE|SW|SE|N|S|E|W)\b)?"
-    r"(?:,?\s+(?:Apt|Apartment|Suite|Ste|Unit|Flat|#)\.?\s*[\w-]+)?"
-    rf"(?:,\s*[{_UP}][\w'’-]+(?:\s+[{_UP}][\w'’-]+){{0,2}}"
-    rf"(?:,?\s+[A-Z]{{2,3}}\b)?(?:,?\s+(?:\d{{4,5}}(?:-\d{{4}})?|{_UK_POSTCODE}|{_CA_POSTCODE}))?)?"
+    rf"(?<![\w-])\d{{1,5}}[A-Za-z]?(?:-\d{{1,5}})?[ \t]+(?:"
+    # 2921 rue Parc, 4698 rue des Églises Est, 4558 Boulevard Laflèche
+    rf"{_TYPE_FIRST}[ \t]+(?:[\w'’.-]+[ \t]+){{0,3}}[{_UP}][\w'’.-]*"
+    # 221B Baker Street, 1600 Pennsylvania Avenue NW, 17 St Omers Road
+    rf"|(?:(?:[NSEW]\.?|North|South|East|West)[ \t]+)?(?:[{_UP}0-9][\w'’.-]*[ \t]+){{0,4}}"
+    rf"(?:{_SUFFIX})\b\.?(?:[ \t]+(?:NW|NE|SW|SE|N|S|E|W)\b)?"
+    # 1570 Blanshard, Victoria, BC V8W 2H9 (no street type: the city, state and code vouch)
+    rf"|[{_UP}][\w'’.-]*(?:[ \t]+[{_UP}][\w'’.-]*){{0,2}}(?=,[ \t]*{_PLACE},?[ \t]+{_STATE}"
+    rf"[ \t]+{_ZIP})"
+    r")"
+    rf"(?:,?[ \t]+{_UNIT})?"
+    # an address block: unit, city / region lines closed by a postcode line ...
+    rf"(?:(?:{_SEP}{_UNIT})?(?:{_SEP}{_PLACE}){{0,3}}{_SEP}(?:{_PLACE}[ \t]+)?"
+    rf"(?:(?:{_STATE}[ \t,]+)?{_ZIP}|{_STATE}[ \t]+\d\d(?![\w-]))"
+    # ... or a city (state) on the same line
+    rf"|,[ \t]*[{_UP}][\w'’-]+(?:[ \t]+[{_UP}][\w'’-]+){{0,2}}(?:,?[ \t]+{_STATE})?)?"
 )
 #: UK and Canadian postcodes are specific enough alone (a UK one covers ~15 households); a
-#: bare 4-5 digit ZIP is not (rlstream's hard negatives keep "zip 59179" unredacted)
-_POSTCODE = re.compile(rf"(?<![\w-])(?:{_UK_POSTCODE}|{_CA_POSTCODE})(?![\w-])")
+#: bare 4-5 digit number is not, unless the words before it say it is a ZIP / postcode
+#: ("my zip code is 30303", "ZIP: 6037"; rlstream's hard negatives keep "zip 59179")
+_POSTCODE = re.compile(
+    rf"(?<![\w-])(?:{_UK_POSTCODE}|{_CA_POSTCODE})(?![\w-])"
+    r"|(?i:\bzip(?:[ \t]*code)?[ \t]*(?:is|:|#)|\bpost(?:al)?[ \t]*code[ \t]*(?:is|:|#)?)"
+    r"[ \t]*(\d{3,5}(?:-\d{4})?)(?![\w-])"
+)
 
 _MONTH = (
     r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
@@ -260,74 +82,16 @@ _PASSPORT = re.compile(
 )
 
 
-@lru_cache(maxsize=1)
-def first_names() -> frozenset[str]:
-    """U.S. Census 1990 first names (male and female), lower-cased."""
-    folder = os.path.dirname(census_names.__file__)
-    out: set[str] = set()
-    for name in ("dist.male.first", "dist.female.first"):
-        with open(os.path.join(folder, name), encoding="ascii") as fh:
-            out.update(line.split()[0].lower() for line in fh if line.strip())
-    return frozenset(out - _STOP)
-
-
-@lru_cache(maxsize=1)
-def surnames() -> frozenset[str]:
-    """U.S. Census 1990 surnames (88,799, many of them not English), lower-cased."""
-    folder = os.path.dirname(census_names.__file__)
-    with open(os.path.join(folder, "dist.all.last"), encoding="ascii") as fh:
-        out = {line.split()[0].lower() for line in fh if line.strip()}
-    return frozenset(out - _STOP)
-
-
-_CAPITAL_BEFORE = re.compile(r"[A-Z][\w'’.&-]*[ \t]+$")
-_CAPITAL_AFTER = re.compile(r"[ \t]+(?:&[ \t]+)?[A-Z]")
-
-
-def _is_name(word: str) -> bool:
-    return word.lower() not in _STOP
-
-
 def names(text: str) -> list[tuple[int, int]]:
-    """Spans of person names in prose."""
-    out: list[tuple[int, int]] = []
-    known = first_names()
-    for w in _WORD.finditer(text):
-        window = text[max(0, w.start() - 40) : w.start()].lower()
-        if _CUE_BEFORE.search(window) is None:
-            continue
-        m = _NAME_AFTER_CUE.match(text, w.start())
-        if m is None:
-            continue
-        words = m.group(1).split()
-        if not _is_name(words[0]):
-            continue
-        strong = _STRONG.search(window) is not None
-        if not strong and words[0].lower() not in known:
-            continue
-        end = m.end(1) if _is_name(words[-1]) else m.start(1) + len(words[0])
-        out.append((m.start(1), end))
-    family = surnames()
-    for m in _PAIR.finditer(text):
-        first, last = m.group(1), m.group(3)
-        if not (_is_name(first) and _is_name(last)):
-            continue
-        # a known first name, or a capitalised word before a known surname when the pair is
-        # not part of a longer capitalised run (organisations: "Red Robin Stores")
-        if first.lower() in known or (
-            last.lower().replace("’", "'") in family
-            and _CAPITAL_BEFORE.search(text, max(0, m.start(1) - 64), m.start(1)) is None
-            and _CAPITAL_AFTER.match(text, m.end(3)) is None
-        ):
-            out.append((m.start(1), m.end(3)))
-    return out
+    """Spans of person names in prose (:mod:`rlstream.pii.people`)."""
+    return people.names(text)
 
 
 def addresses(text: str) -> list[tuple[int, int]]:
     """Street addresses (with unit, city, state, ZIP when present), UK / Canadian postcodes.
     A bare PO box or ZIP alone identifies nobody and stays (rlstream's hard negatives)."""
     out = [m.span() for m in _ADDRESS.finditer(text)]
-    out += [m.span() for m in _POSTCODE.finditer(text)]
+    out += [m.span(1) if m.start(1) >= 0 else m.span() for m in _POSTCODE.finditer(text)]
     return out
 
 
@@ -339,7 +103,7 @@ def passports(text: str) -> list[tuple[int, int]]:
     return [m.span(1) for m in _PASSPORT.finditer(text)]
 
 
-_HAS_NAME_SHAPE = re.compile(rf"[{_UP}][{_LOW}]")
+_HAS_NAME_SHAPE = re.compile(rf"[{_UP}][{people.LOWER}]")
 
 
 def find(text: str, low: str, digits: int) -> list[tuple[int, int, str]]:

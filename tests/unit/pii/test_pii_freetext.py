@@ -27,6 +27,24 @@ LEAKS = [
     ("Could you ask Dr. Shimasaki to call back?", "Shimasaki", "NAME"),
 ]
 
+#: misses of the public benchmark's tuning split before the name / address rewrite
+PUBLIC_MISSES = [
+    ("Maybe it's under Viola McLean", "McLean", "NAME"),  # inner capital
+    ("Mr. Matković is a 59 year old man", "Matković", "NAME"),  # Latin Extended-A
+    ("What's your name? Ayda Tijsterman", "Tijsterman", "NAME"),  # cue: a name question
+    ("the verses from Luiza Gomes's Cautionary Tales", "Gomes", "NAME"),  # possessive
+    ("I want to add Oskar Juhl as a beneficiary", "Juhl", "NAME"),  # neither word listed
+    ("It may be too that Johansen was influenced by", "Johansen", "NAME"),  # surname alone
+    ("Michael is a very sympathetic person.", "Michael", "NAME"),  # first name alone
+    ("Please tell me your date of birth. It's 11/29/1944", "11/29/1944", "DOB"),
+    ("Send it to 17 St Omers Road, Hipperholme, HX3 4DR", "Omers", "ADDRESS"),
+    ("It is at 2921 rue Parc, Sherbrooke, QC J1H 1R6.", "rue Parc", "ADDRESS"),
+    ("User: 1570 Blanshard, Victoria, BC V8W 2H9", "Blanshard", "ADDRESS"),
+    ("Markus Gerste\n\n2018 Main Street\n Apt. 57\n Emmen\n Norway 6139", "6139", "ADDRESS"),
+    ("43 Farrar Parade, Koojan, WA 6510", "6510", "ADDRESS"),
+    ("My zip code is 30303", "30303", "ADDRESS"),
+]
+
 #: look-alikes that must stay: versions, prices, order numbers, dates that are not births
 KEEP = [
     "Version 3.2.1 costs $45.99; order A-1234 shipped May 3, 2024.",
@@ -35,10 +53,20 @@ KEEP = [
     "I'm sorry, This is Great. Will you help?",
     "The Customer Service team at the Bank will reply.",
     "Ticket PNR XPQEKE, seat 28E, gate B12.",
+    # places, organisations, products and ordinary capitalised words
+    "I am flying to London next week, then Houston.",
+    "by invoking Article 50 of the Treaty on European Union",
+    "I used to work for Planet Pizza and Food Fair.",
+    "The Princess Royal arrived at the airport this morning.",
+    "My Galaxy Note and Apple Watch will not pair; Microsoft Teams keeps crashing.",
+    "Frank feedback: the Grace period ends in May.",
+    "Order 1234 ships to Austin today.",
+    "PO Box 4505, growth +20% year over year",
+    "It takes 5-30 minutes; zip 59179; SKU 123-456-789",
 ]
 
 
-@pytest.mark.parametrize(("text", "secret", "kind"), LEAKS)
+@pytest.mark.parametrize(("text", "secret", "kind"), LEAKS + PUBLIC_MISSES)
 def test_free_text_pii_is_redacted(text: str, secret: str, kind: str) -> None:
     out = redact_text(text)
     assert secret not in out and f"<{kind}_1>" in out, out
@@ -49,19 +77,23 @@ def test_look_alikes_are_kept(text: str) -> None:
     assert redact_text(text) == text
 
 
-def test_public_benchmark_figures_hold() -> None:
-    """Templates of presidio-research's PII benchmark filled with its FakeNameGenerator
-    people (bench/pii_public.py): sources the detectors were not written against. The
-    floors are the measured figures (see bench/README.md), so a regression fails here."""
+def test_public_benchmark_held_out_figures() -> None:
+    """The held-out split of bench/pii_public.py (presidio-research templates and
+    FakeNameGenerator people, odd lines / rows: never looked at while writing the rules).
+
+    The issue's target is recall >= 0.95 and precision >= 0.98 per kind. ADDRESS and DOB
+    meet it; NAME does not (about 0.68 / 0.89 here: bare first names and surnames of 30+
+    cultures without a cue, organisations named after people). The NAME floors below are
+    the measured figures less a margin, so a regression fails; they are not the target."""
     sys.path.insert(0, str(BENCH))
     try:
         import pii_eval
         import pii_public
     finally:
         sys.path.remove(str(BENCH))
-    report, _ = pii_eval.evaluate_public(list(pii_public.generate(1000, seed=3)))
-    assert report["ADDRESS"]["precision"] >= 0.98 and report["address"]["recall"] >= 0.85
-    assert report["street_address"]["recall"] >= 0.85
-    assert report["DOB"]["precision"] >= 0.98
-    assert report["NAME"]["precision"] >= 0.75 and report["person"]["recall"] >= 0.5
+    report, _ = pii_eval.evaluate_public(list(pii_public.generate(1000, seed=3, split="heldout")))
+    for kind in ("ADDRESS", "DOB"):
+        assert report[kind]["recall"] >= 0.95 and report[kind]["precision"] >= 0.98, kind
+    assert report["person"]["recall"] >= 0.85  # given + surname
+    assert report["NAME"]["recall"] >= 0.65 and report["NAME"]["precision"] >= 0.87
     assert sum(pii_eval.negatives_false_positives(2000, 0).values()) == 0

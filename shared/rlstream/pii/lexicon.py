@@ -1,0 +1,79 @@
+"""Word lists behind the free-text name rules, all shipped in installed packages (offline).
+
+* first names and surnames: the U.S. Census 1990 lists of the ``names`` package;
+* common words: the lower-case entries of Webster's Second International (1934, public
+  domain) from the ``english-words`` package. A capitalised word that is also a common word
+  ("Planet", "Union", "Frank") needs more than its shape to count as a name; a capitalised
+  entry of that dictionary ("Victoria", "European") is a known proper noun, often a place.
+
+* places: the cities (population >= 15,000), countries and U.S. states of GeoNames
+  (``data/places.txt``, CC BY 4.0, see its header): "London", "Houston" and "Sydney" are
+  census surnames or first names too, and alone they are far more often the place.
+
+Each list is read once, on first use (about 0.3 s, ~20 MB for all three).
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+
+import names as census_names
+from english_words import get_english_words_set
+
+
+def _census(*files: str, top: int = 0) -> frozenset[str]:
+    """Names of the census ``files`` (the ``top`` most frequent per file when given)."""
+    folder = os.path.dirname(census_names.__file__)
+    out: set[str] = set()
+    for name in files:
+        with open(os.path.join(folder, name), encoding="ascii") as fh:
+            rows = [line.split()[0].lower() for line in fh if line.strip()]
+        out.update(rows[:top] if top else rows)
+    return frozenset(out)
+
+
+@lru_cache(maxsize=1)
+def first_names() -> frozenset[str]:
+    """U.S. Census 1990 first names (male and female), lower-cased."""
+    return _census("dist.male.first", "dist.female.first")
+
+
+@lru_cache(maxsize=1)
+def surnames() -> frozenset[str]:
+    """U.S. Census 1990 surnames (88,799, many of them not English), lower-cased."""
+    return _census("dist.all.last")
+
+
+@lru_cache(maxsize=1)
+def frequent_surnames() -> frozenset[str]:
+    """The 1,000 most frequent census surnames (Smith ... Lewis ... Gates): common enough
+    that "Jack Lewis" is a person although "jack" and "lewis" are also ordinary words."""
+    return _census("dist.all.last", top=1000)
+
+
+@lru_cache(maxsize=1)
+def _web2() -> tuple[frozenset[str], frozenset[str]]:
+    words = get_english_words_set(["web2"], lower=False, alpha=True)
+    common = frozenset(w for w in words if w[:1].islower())
+    proper = frozenset(w.lower() for w in words if w[:1].isupper()) - common
+    return common, proper
+
+
+def common_words() -> frozenset[str]:
+    """Lower-case dictionary words (the word is ordinary English when not capitalised)."""
+    return _web2()[0]
+
+
+def proper_nouns() -> frozenset[str]:
+    """Capitalised dictionary entries, lower-cased: places, peoples, given names."""
+    return _web2()[1]
+
+
+@lru_cache(maxsize=1)
+def places() -> frozenset[str]:
+    """Lower-cased place names (cities, countries, U.S. states)."""
+    path = Path(__file__).resolve().parent / "data" / "places.txt"
+    with path.open(encoding="utf-8") as fh:
+        return frozenset(ln.strip().lower() for ln in fh if ln.strip() and ln[0] != "#")

@@ -1,0 +1,178 @@
+"""Person names in prose, without an NER model (none can be loaded offline).
+
+A name is a run of one to three capitalised words (``Maria``, ``O'Connor``, ``Núñez``,
+``Črešnjovnjak``; particles and a middle initial allowed) that the word lists of
+:mod:`rlstream.pii.lexicon` or the words before it vouch for:
+
+* after a cue that introduces a name ("my name is", "Thanks,", "Dr.", "called", "starring")
+  any capitalised run is a name;
+* two or three words: a census first name first, or a census surname last, or no word an
+  ordinary English word or a known proper noun ("Mirsade Črešnjovnjak" yes, "Planet Pizza",
+  "European Union" no);
+* one word alone: a census first name that is not also an ordinary word ("Kenji" yes,
+  "Frank", "Grace" no), and not a city after "in" / "from" ("from Victoria").
+
+Runs of four or more capitalised words are titles and organisations; a run followed by
+"& Sons", "Inc" and the like is an organisation; one ending in a street or place word is a
+place ("Dora Creek").
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import chain
+
+from rlstream.pii.lexicon import (
+    common_words,
+    first_names,
+    frequent_surnames,
+    places,
+    proper_nouns,
+    surnames,
+)
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_STOP = _words(
+    """a an and are as at be but by can could did do does for from had has have he her his how
+    i if in is it its me my no not of on or our she so that the their them then there these
+    they this to up us was we were what when where which who why will with would yes you your
+    hi hello hey dear thanks thank regards cheers best sincerely please sorry ok okay good great
+    morning afternoon evening customer service support team agent bot user assistant manager
+    account order card credit debit bank payment refund invoice delivery package parcel street
+    road avenue lane drive boulevard court place way suite apt apartment unit floor north south
+    east west new old saint st mount city county state park january february march april may
+    june july august september october november december monday tuesday wednesday thursday
+    friday saturday sunday today tomorrow yesterday mr mrs ms miss dr sir madam mister prof
+    name address answer question box"""
+)
+#: first words of place names ("San Antonio", "São Paulo", "Fort Worth")
+_PLACE_LEAD = _words("san santa santo são sankt los las el fort port lake mount cape isla ile")
+#: last words of places and businesses ("Dora Creek", "Moor End")
+_PLACE_TAIL = _words(
+    """street st avenue ave road rd lane ln drive dr boulevard blvd court ct place pl way
+    terrace close crescent square parkway highway circle trail row mews gardens grove hill
+    walk alley loop pike plaza green rise view creek river lake heights park woods wood valley
+    beach bay island springs falls harbour harbor city town village county end bridge"""
+)
+
+
+def _letters(upper: bool) -> str:
+    ranges = chain(range(0xC0, 0x250), range(0x386, 0x3D0), range(0x400, 0x530))
+    return "".join(c for c in map(chr, ranges) if (c.isupper() if upper else c.islower()))
+
+
+#: upper- / lower-case letters of the Latin, Greek and Cyrillic blocks, for character classes
+UPPER = "A-Z" + _letters(True)
+LOWER = "a-z" + _letters(False)
+_UP, _LOW = UPPER, LOWER
+#: one capitalised name word: Maria, O'Connor, McDonald, Jean-Luc, Núñez, Þóroddsson
+#: (McLean, DeRose: one inner capital); a possessive "'s" ends the word and the run
+_WORD = rf"(?:[{_UP}]['’])?[{_UP}][{_LOW}]+(?:[{_UP}][{_LOW}]+)?(?:(?:-|['’](?![sS]\b))[{_UP}]?[{_LOW}]+)*"
+_PARTICLE = r"(?:van|von|der|den|de|da|di|du|del|della|le|la|bin|ibn|al|ten|ter|dos|das)"
+_RUN = re.compile(
+    rf"(?<![\w'’-]){_WORD}(?:(?:[ \t]+{_PARTICLE})*[ \t]+(?:[{_UP}]\.[ \t]+)?{_WORD})*(?=['’][sS]\b|(?![\w'’-]))"
+)
+_WORDS = re.compile(rf"{_WORD}")
+_ORG_AFTER = re.compile(
+    r"(?:['’]s)?,?[ \t]+(?:&[ \t]+[A-Z]|and[ \t]+(?:Sons|Son|Co|Company)\b|(?:Inc|Ltd|LLC|Corp|Co|Company|"
+    r"Group|GmbH|plc|Stores?|Markets?|Foods)\b)"
+)
+#: a phrase that introduces a name, matched on the lower-cased 40 characters before a run
+_CUE = re.compile(
+    r"(?:\b(?:my name is|my name's|name is|name's|call me|this is|it's|it is|i am|i'm|"
+    r"speak to|speak with|talk to|ask for|spoke to|spoke with|signed|called|named|known as|"
+    r"thanks|thank you|regards|cheers|sincerely|best|hi|hello|hey|dear|under|"
+    r"directed by|written by|sung by|played by|starring|says|said|assistant to|"
+    r"mr|mrs|ms|miss|dr|prof|mx)\.?|\bname[?:]|\bname\?\s*(?:user|answer|customer):)"
+    r"[,:]?\s+(?:(?:mr|mrs|ms|miss|dr|prof|mx)\.?\s+)?$"
+)
+#: cues after which any capitalised run is a name (else the words must vouch for it)
+_STRONG = re.compile(
+    r"(?:my name is|my name's|name is|name's|call me|signed|regards|cheers|sincerely|called|"
+    r"named|known as|thanks,|thank you,|best,|dear|mr\.?|mrs\.?|ms\.?|miss|dr\.?|prof\.?|"
+    r"mx\.?|name[?:]|name\?\s*(?:user|answer|customer):|directed by|starring|sung by|"
+    r"written by|played by)[,:]?\s+(?:(?:mr|mrs|ms|miss|dr|prof|mx)\.?\s+)?$"
+)
+_PLACE_BEFORE = re.compile(r"\b(?:in|from|to|at|near|of|visit|visiting|across)[ \t]+$")
+
+
+def _vouched(words: list[str], low: list[str]) -> bool:
+    """Two or three words that together read as a person's name."""
+    first, common, proper = first_names(), common_words(), proper_nouns()
+    if low[0] in first:
+        # "Grace Kelly", "Jack Lewis" yes, "Princess Royal" (two ordinary words) no
+        return (
+            low[0] not in common
+            or _unknown(low[-1], common, proper, first)
+            or low[-1] in frequent_surnames()
+        )
+    if low[0] in proper and _DEMONYM.search(low[0]):
+        return False  # "French Border Force", "European Union"
+    if low[-1].replace("’", "'") in surnames() and (
+        _unknown(low[0], common, proper, first) or _unknown(low[-1], common, proper, first)
+    ):
+        return True  # "Trine Johansen" yes, "Food Fair", "Planet Pizza" no
+    if not all(_LATIN.fullmatch(w) for w in words):
+        return False  # Greek / Cyrillic runs here were places, not people
+    return all(_unknown(w, common, proper, first) for w in low)
+
+
+def _unknown(w: str, common: frozenset[str], proper: frozenset[str], first: frozenset[str]) -> bool:
+    """Neither an ordinary word nor a people's or a place's adjective ("European")."""
+    if w in common or (w[-1:] == "s" and w[:-1] in common):  # the list has no plurals
+        return False
+    return not (w in proper and w not in first and _DEMONYM.search(w))
+
+
+_DEMONYM = re.compile(r"(?:an|ese|ish|ic|ch)$")
+
+
+_LATIN = re.compile(r"[A-Za-zÀ-ɏ'’-]+")
+
+
+def _single(before: str, low: str, cue: bool) -> bool:
+    """One word alone: a census first name or surname that is not an ordinary word or a
+    city; after a cue ("this is Kenji") any word that is neither."""
+    if low in common_words() or low in places():
+        return False
+    if low not in first_names():
+        return low not in proper_nouns() and (cue or low.replace("’", "'") in surnames())
+    return low not in proper_nouns() or _PLACE_BEFORE.search(before) is None
+
+
+def names(text: str) -> list[tuple[int, int]]:
+    """Spans of person names in prose."""
+    out: list[tuple[int, int]] = []
+    for m in _RUN.finditer(text):
+        start = m.start()
+        words = [w.group() for w in _WORDS.finditer(m.group())]
+        low = [w.lower().removesuffix("'s").removesuffix("’s") for w in words]
+        # drop greetings and sentence openers in front ("Thanks Kenji", "Hi Maria Gonzalez")
+        while low and low[0] in _STOP:
+            start = text.index(words[0], start) + len(words[0])
+            words, low = words[1:], low[1:]
+        if not words or any(w in _STOP for w in low):
+            continue
+        start = text.index(words[0], start)
+        end = m.end()
+        window = text[max(0, start - 40) : start].lower()
+        cue = _CUE.search(window) is not None
+        if cue and _STRONG.search(window) is not None and len(words) <= 3:
+            out.append((start, end))
+            continue
+        if len(words) > 3 or low[0] in _PLACE_LEAD or low[-1] in _PLACE_TAIL:
+            continue
+        if len(words) > 1 and " ".join(words).lower() in places():
+            continue  # "Maryland Heights", "Buenos Aires"
+        if _ORG_AFTER.match(text, end) is not None:
+            continue
+        if len(words) == 1:
+            if _single(window, low[0], cue):
+                out.append((start, end))
+        elif _vouched(words, low):
+            out.append((start, end))
+    return out

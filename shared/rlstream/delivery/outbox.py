@@ -8,9 +8,9 @@ broker refuses for good (too large) is reported per item so it can be dead-lette
 from __future__ import annotations
 
 import asyncio
-import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Generic, TypeVar
 
 from aiokafka import AIOKafkaProducer
@@ -22,13 +22,15 @@ R = TypeVar("R")
 
 Headers = Sequence[tuple[str, bytes]]
 
-# producer -> (topic, partitions, available) -> key -> partition. Small and cleared when
-# full: repeated keys (task keys on scored) hit it; unique ones (conversation ids) must
-# not make it a memory sink (a 100k cap showed up as ingest RSS growth in bench/soak.py).
-_KEYED: weakref.WeakKeyDictionary[
-    Any, dict[tuple[str, tuple[int, ...], tuple[int, ...]], dict[bytes, int]]
-] = weakref.WeakKeyDictionary()
-_KEYED_MAX = 4096
+
+@lru_cache(maxsize=4096)
+def _keyed_partition(
+    partitioner: Any, key: bytes, all_p: tuple[int, ...], avail: tuple[int, ...]
+) -> int:
+    """A keyed record's partition, remembered: task keys repeat on scored, and aiokafka's
+    murmur2 is pure Python (figures in bench/README.md). Bounded, so unique keys
+    (conversation ids) do not make it a memory sink."""
+    return int(partitioner(key, list(all_p), list(avail)))
 
 
 def make_producer(
@@ -61,8 +63,9 @@ class _Out(Generic[R]):
 class Outbox(Generic[R]):
     """Collects a batch's outputs, then sends them as per-partition record batches.
 
-    ``producer.send`` per record spends ~60 µs of Python in partitioning and accumulator
-    bookkeeping; building one ``BatchBuilder`` per partition costs a fraction of that. A
+    ``producer.send`` per record spends its Python in partitioning and accumulator
+    bookkeeping; building one ``BatchBuilder`` per partition costs a fraction of that
+    (figures in bench/README.md). A
     batch the broker refuses for a reason tied to its records (e.g. too large) is re-sent
     record by record so that exactly the offending records are reported.
     """
@@ -159,16 +162,7 @@ class Outbox(Generic[R]):
         partitioner = self.producer._partitioner
         if key is None:
             return int(partitioner(None, all_p, avail))
-        per_producer = _KEYED.get(self.producer)
-        if per_producer is None:
-            per_producer = _KEYED[self.producer] = {}
-        cache = per_producer.setdefault((topic, tuple(all_p), tuple(avail)), {})
-        part = cache.get(key)
-        if part is None:
-            if len(cache) >= _KEYED_MAX:
-                cache.clear()
-            part = cache[key] = int(partitioner(key, all_p, avail))
-        return part
+        return _keyed_partition(partitioner, key, tuple(all_p), tuple(avail))
 
     async def _one_by_one(
         self, chunk: list[_Out[R]], counts: dict[str, int]

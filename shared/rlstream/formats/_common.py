@@ -6,9 +6,8 @@ call, orjson for every (de)serialisation.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -123,8 +122,8 @@ def jsonable(value: Any) -> JsonValue:
     """Coerce to plain JSON (tuples to lists, odd scalars to str) so pydantic accepts it.
 
     Always a fresh copy of containers. Plain JSON (what ``orjson.loads`` gives, i.e. every
-    record off the wire) is copied by an orjson round trip, ~10x faster than walking it in
-    Python; the walk remains for anything else (non-string keys, datetimes, subclasses).
+    record off the wire) is copied by an orjson round trip, faster than walking it in Python
+    (bench/README.md); the walk remains for anything else (non-string keys, datetimes, subclasses).
     """
     t = type(value)
     if t in _PLAIN:
@@ -135,35 +134,6 @@ def jsonable(value: Any) -> JsonValue:
         except (TypeError, orjson.JSONEncodeError):
             pass
     return _jsonable_slow(value)
-
-
-#: JSON in -> JSON out of a pure conversion, both as bytes (tool definitions repeat on every
-#: conversation of an agent); bounded by clearing, and only for inputs up to _MEMO_BYTES, so
-#: it holds at most a few tens of MB even when every tool set is different
-_MEMO: dict[tuple[Callable[[Any], Any], bytes], bytes] = {}
-_MEMO_MAX = 1024
-_MEMO_BYTES = 16 * 1024
-
-
-def memo_json(fn: Callable[[Any], Any], value: Any) -> Any:
-    """``fn(value)`` for a pure ``fn`` from plain JSON to plain JSON, remembered by the
-    encoded input. A hit costs one encode and one decode (a fresh copy, never a shared
-    object); input orjson cannot encode strictly just calls ``fn``."""
-    try:
-        key = (fn, orjson.dumps(value, option=_STRICT))
-    except TypeError:
-        return fn(value)
-    if len(key[1]) > _MEMO_BYTES:
-        return fn(value)
-    hit = _MEMO.get(key)
-    if hit is not None:
-        return orjson.loads(hit)
-    out = fn(value)
-    if len(_MEMO) >= _MEMO_MAX:
-        _MEMO.clear()
-    with contextlib.suppress(TypeError):  # output orjson cannot encode is just not kept
-        _MEMO[key] = orjson.dumps(out)
-    return out
 
 
 def _jsonable_slow(value: Any) -> JsonValue:

@@ -14,7 +14,6 @@ from rlstream.formats._common import (
     as_text,
     jsonable,
     loads_maybe,
-    memo_json,
     require_dict,
     require_list,
     str_keys,
@@ -134,7 +133,7 @@ def _tools(record: Mapping[str, Any]) -> list[dict[str, JsonValue]]:
     legacy = record.get("functions") or []
     if not raw and not legacy:
         return []
-    return memo_json(_convert_tools, [raw, legacy])  # type: ignore[no-any-return]
+    return _convert_tools([raw, legacy])
 
 
 def _convert_tools(both: list[Any]) -> list[dict[str, JsonValue]]:

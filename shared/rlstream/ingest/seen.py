@@ -2,7 +2,7 @@
 
 Ingest dedupes conversation ids and counts task-key groups over whole runs, possibly over
 many GB. A Python ``set`` costs ~70 bytes per key, so memory grew with the input. Here a
-fixed-size Bloom filter answers "definitely new" for almost every key in a few µs; only its
+fixed-size Bloom filter answers "definitely new" for almost every key without disk access; only its
 rare "maybe seen" answers consult the exact store, a temporary on-disk SQLite table that
 new fingerprints are flushed to in batches. Memory is the filter (allocated lazily) plus
 SQLite's bounded page cache, whatever the input size. Keys are compared by a blake2b-64

@@ -83,27 +83,6 @@ def _norm(kind: Kind, value: str) -> str:
     return value
 
 
-#: digests of JSON values seen to hold no PII (tool definitions, stock metadata repeat across
-#: a stream): such a value is returned as is after one C-speed encode + hash instead of a
-#: Python walk over every string in it. Only a value the walk left untouched gets in, and an
-#: untouched walk has no side effects (no placeholder numbered, nothing counted), so a hit
-#: behaves exactly like the walk. 16-byte BLAKE2b: a collision (PII let through) is not a
-#: practical concern.
-_CLEAN: set[bytes] = set()
-_CLEAN_MAX = 16384
-_CLEAN_MIN_BYTES = 48  # below this the walk is as cheap as encoding + hashing
-
-
-def _digest(v: Any) -> bytes | None:
-    try:
-        blob = orjson.dumps(v)
-    except TypeError:
-        return None
-    if len(blob) < _CLEAN_MIN_BYTES:
-        return None
-    return hashlib.blake2b(blob, digest_size=16).digest()
-
-
 class Redactor:
     """Redacts the strings of one conversation; keeps the value -> placeholder table."""
 
@@ -159,19 +138,8 @@ class Redactor:
         return None
 
     def json(self, v: Any) -> Any:
-        """:meth:`value` for a top-level JSON value, remembering values that hold no PII."""
-        t = type(v)
-        if (t is not dict and t is not list and t is not tuple) or not v:
-            return self.value(v)
-        digest = _digest(v)
-        if digest is not None and digest in _CLEAN:
-            return v
-        new = self.value(v)
-        if new is v and digest is not None:
-            if len(_CLEAN) >= _CLEAN_MAX:
-                _CLEAN.clear()
-            _CLEAN.add(digest)
-        return new
+        """:meth:`value` for a top-level JSON value."""
+        return self.value(v)
 
     def value(self, v: Any, key: str | None = None) -> Any:
         """Redact every string inside a JSON value (dict keys are left alone).

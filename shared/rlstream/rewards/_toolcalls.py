@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -110,11 +111,7 @@ def calls_in_text(text: str) -> list[tuple[str, Any]]:
     return out
 
 
-_SCHEMA_CACHE: dict[bytes, dict[str, dict[str, str]]] = {}
 _NO_TYPES: dict[str, dict[str, str]] = {}
-#: caches keyed by ``id()`` of a types mapping from _SCHEMA_CACHE; cleared together with it,
-#: so an id in a key always belongs to a live mapping
-DEPENDENT_CACHES: list[dict[Any, Any]] = []
 
 
 def schema_types(tools: tuple[dict[str, Any], ...]) -> dict[str, dict[str, str]]:
@@ -125,15 +122,12 @@ def schema_types(tools: tuple[dict[str, Any], ...]) -> dict[str, dict[str, str]]
     """
     if not tools:
         return _NO_TYPES
-    key = orjson.dumps(tools)
-    hit = _SCHEMA_CACHE.get(key)
-    if hit is None:
-        if len(_SCHEMA_CACHE) > 512:
-            _SCHEMA_CACHE.clear()
-            for cache in DEPENDENT_CACHES:
-                cache.clear()
-        hit = _SCHEMA_CACHE[key] = _schema_types(tools)
-    return hit
+    return _schema_types_of(orjson.dumps(tools))
+
+
+@lru_cache(maxsize=512)
+def _schema_types_of(tools_json: bytes) -> dict[str, dict[str, str]]:
+    return _schema_types(tuple(orjson.loads(tools_json)))
 
 
 def _schema_types(tools: tuple[dict[str, Any], ...]) -> dict[str, dict[str, str]]:

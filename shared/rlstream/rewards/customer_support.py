@@ -196,9 +196,6 @@ def _safe(scan: Scan) -> bool:
     return not _SOLICIT.search(" ".join("." if t in ENDS else t for t in scan.seq))
 
 
-_ESCALATING_NAMES: dict[str, bool] = {}
-
-
 def _asks_escalation(text: str) -> bool:
     """The customer's words ask for a manager, a human, legal action..."""
     low = text.lower()
@@ -208,15 +205,7 @@ def _asks_escalation(text: str) -> bool:
 
 
 def _escalation_tool(m: Message) -> bool:
-    for c in m.tool_calls:
-        hit = _ESCALATING_NAMES.get(c.name)
-        if hit is None:  # an agent has a handful of tools: remember each name's answer
-            if len(_ESCALATING_NAMES) > 4096:
-                _ESCALATING_NAMES.clear()
-            hit = _ESCALATING_NAMES[c.name] = _ESCALATE_TOOL.search(c.name.lower()) is not None
-        if hit:
-            return True
-    return False
+    return any(_ESCALATE_TOOL.search(c.name.lower()) for c in m.tool_calls)
 
 
 class CustomerSupportReward:

@@ -19,13 +19,10 @@ from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
-import orjson
-
 from rlstream.errors import ConfigError, MissingContextError
 from rlstream.rewards._common import fast_model, reject_unknown, threshold_option
 from rlstream.rewards._consensus import Ref, Votes, consensus
 from rlstream.rewards._toolcalls import (
-    DEPENDENT_CACHES,
     Call,
     call_from_obj,
     canon_args,
@@ -260,16 +257,18 @@ class _GroupScorer:
         self._peers = peers  # held: the id()s below stay unique while this scorer lives
         self._peer_ids = {id(p) for p in peers}
         self._votes: dict[int, tuple[Types, Votes]] = {}
-        self._calls: dict[tuple[int, int], tuple[list[Call], int]] = {}
+        # values hold the types mapping whose id() is in their key, as _votes does
+        self._calls: dict[tuple[int, int], tuple[Types, list[Call], int]] = {}
 
     def _extract(self, t: Transcript, types: Types) -> tuple[list[Call], int]:
         key = (id(t), id(types))
         hit = self._calls.get(key)
         if hit is None:
-            hit = extract_with_turns(t, types)
+            calls, n_turns = extract_with_turns(t, types)
             if id(t) in self._peer_ids:
-                self._calls[key] = hit
-        return hit
+                self._calls[key] = (types, calls, n_turns)
+            return calls, n_turns
+        return hit[1], hit[2]
 
     def __call__(self, t: Transcript, context: RewardContext) -> RewardResult:
         types = schema_types(t.tools)
@@ -340,28 +339,10 @@ def _turn_scores(
     return tuple(o / m if m else 1.0 for o, m in zip(ok, made, strict=True))
 
 
-_REF_CACHE: dict[tuple[bytes, int], Ref | None] = {}
-DEPENDENT_CACHES.append(_REF_CACHE)
-
-
 def _parse_reference(source: Any, types: dict[str, Any], *, allow_bare_list: bool) -> Ref | None:
-    """Cached :func:`_parse_reference_uncached` (a task's reference repeats per rollout)."""
+    """A reference from a list of calls or a mapping holding one under a known key."""
     if source is None or not isinstance(source, dict | list):
         return None
-    key = (orjson.dumps(source) + (b"L" if allow_bare_list else b"M"), id(types))
-    if key in _REF_CACHE:
-        return _REF_CACHE[key]
-    ref = _parse_reference_uncached(source, types, allow_bare_list=allow_bare_list)
-    if len(_REF_CACHE) > 4096:
-        _REF_CACHE.clear()
-    _REF_CACHE[key] = ref
-    return ref
-
-
-def _parse_reference_uncached(
-    source: Any, types: dict[str, Any], *, allow_bare_list: bool
-) -> Ref | None:
-    """A reference from a list of calls or a mapping holding one under a known key."""
     items: Any = None
     if isinstance(source, dict):
         items = next((source[k] for k in _REF_KEYS if isinstance(source.get(k), list)), None)

@@ -154,7 +154,8 @@ class Transcript(_Frozen):
 
         Only the changed fields are validated (next to the two required ones, which are
         already-valid values here): the unchanged ones were validated when ``self`` was made,
-        and re-walking every tool schema and metadata tree cost ~200 us a call. The result
+        and re-walking every tool schema and metadata tree is what a call cost (figure in
+        bench/README.md). The result
         equals what validating a full dump gives, every field marked as set.
         """
         checked = self.model_validate(

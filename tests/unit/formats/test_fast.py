@@ -76,19 +76,3 @@ def test_replaced_equals_model_copy() -> None:
     m = t.messages[0]
     _same(replaced(m, {"content": "x"}), m.model_copy(update={"content": "x"}))
     assert t.task_key is None  # the original is untouched
-
-
-def test_memo_json_returns_fresh_equal_copies() -> None:
-    from rlstream.formats._common import memo_json
-
-    calls: list[object] = []
-
-    def convert(v: object) -> object:
-        calls.append(v)
-        return {"wrapped": v}
-
-    value = [{"name": "lookup", "parameters": {"type": "object"}}]
-    a, b = memo_json(convert, value), memo_json(convert, value)
-    assert a == b == {"wrapped": value} and a is not b and len(calls) == 1
-    assert memo_json(convert, [{"name": "other"}]) == {"wrapped": [{"name": "other"}]}
-    assert len(calls) == 2

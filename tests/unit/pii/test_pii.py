@@ -259,14 +259,13 @@ def test_more_hard_negatives(text: str) -> None:
     assert find_spans(text) == []
 
 
-def test_clean_memo_hit_behaves_like_the_walk() -> None:
-    """A JSON value seen clean is skipped; one with PII is still redacted and numbered."""
-    from rlstream.pii.redact import _CLEAN, Redactor
+def test_json_returns_clean_values_as_is_and_numbers_pii() -> None:
+    """A JSON value without PII comes back unchanged; one with PII is redacted and numbered."""
+    from rlstream.pii.redact import Redactor
 
     tool = {"name": "lookup_order", "description": "Look an order up by its id, politely."}
     first = Redactor()
     assert first.json(tool) is tool and not first.found
-    assert len(_CLEAN) >= 1
     again = Redactor()
     assert again.json(dict(tool)) == tool and not again.found
     dirty = {"note": "mail jane.doe@example.com about order 1234", "x": "padding padding"}

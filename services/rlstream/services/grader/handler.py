@@ -34,7 +34,7 @@ def scored_json(rollout: ScoredRollout, transcript_json: bytes | None) -> bytes:
 
     The transcript is most of the event and arrived as JSON that validated as a
     Transcript, and grading passes it through untouched, so serialising it again would
-    only spend ~10 µs per rollout re-making the bytes we consumed. Same JSON value; the
+    only re-make the bytes we consumed (cost in bench/README.md). Same JSON value; the
     ``transcript`` member comes first.
     """
     if not transcript_json:

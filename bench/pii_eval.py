@@ -16,8 +16,8 @@ from collections import Counter
 
 import pii_public
 from rlstream.pii.detectors import KINDS, find_spans
-from rlstream.pii.synth import Example, generate, generate_heldout
 from rlstream.sampledata import generate_transcripts
+from rlstream_testkit.pii_synth import Example, generate, generate_heldout
 
 FREE_KINDS = ("NAME", "ADDRESS", "DOB", "PASSPORT")
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from rlstream.pii import Redactor, find_spans, redact_text, redact_transcript
-from rlstream.pii.synth import generate, generate_heldout, make_iban
 from rlstream.pii.validators import iban_ok, luhn_ok
 from rlstream.transcript.model import Message, ToolCall, Transcript
+from rlstream_testkit.pii_synth import generate, generate_heldout, make_iban
 
 pytestmark = pytest.mark.unit
 

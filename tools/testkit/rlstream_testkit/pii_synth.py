@@ -1,4 +1,4 @@
-"""Seeded, labelled PII sentences for measuring the detectors (bench/pii_eval.py, tests).
+"""Seeded, labelled PII sentences for measuring the detectors (bench/pii_eval.py, tests/unit/pii).
 
 Each example is a realistic support-chat sentence with exactly known PII spans, mixed with
 hard negatives that look like PII but are not: order ids, prices, dates, times, version

@@ -6,44 +6,24 @@ substring checks on the space-joined token stream padded with spaces, and ``pref
 entries match any token starting with the prefix. "hate" therefore never matches inside
 "whatever": only whole tokens are ever compared.
 
-:class:`Vocabulary` is the hot-path form: several lexicons share one scan per text (one
+:class:`Vocabulary`: several lexicons share one scan per text (one
 regex pass, one set intersection giving a bit mask), after which a lexicon is a bit test;
 phrases and prefixes are checked only when their first word / prefix text is present.
-:class:`Tokens` with :meth:`Lexicon.hit` is the plain definition the tests compare it with.
+tests/unit/rewards/test_fast_paths.py holds the plain token-matching definition it must agree with.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 
-_TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?|\.")
-#: the same tokens without folding first: a sentence end stays "!", "?" or a newline
+#: words (inner apostrophes kept) and sentence ends ("!", "?", a newline or ".")
 _SCAN_TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?|[.!?\n]")
 ENDS = frozenset(".!?\n")
-_FOLD = str.maketrans({"’": "'", "!": ".", "?": ".", "\n": "."})
-
-
-@dataclass(frozen=True, slots=True)
-class Tokens:
-    """A text's tokens, their set and the padded joined stream (for phrase checks)."""
-
-    seq: tuple[str, ...]
-    set: frozenset[str]
-    joined: str
-
-    @classmethod
-    def of(cls, text: str) -> Tokens:
-        seq = tuple(_TOKEN.findall(text.lower().translate(_FOLD)))
-        return cls(seq, frozenset(seq), " " + " ".join(seq) + " ")
-
-
-EMPTY = Tokens((), frozenset(), "  ")
 
 
 class Lexicon:
-    """A set of words, phrases and ``prefix*`` entries, matched against :class:`Tokens`."""
+    """A set of words, phrases and ``prefix*`` entries, matched against a :class:`Scan`."""
 
     __slots__ = (
         "phrase_bit",
@@ -74,20 +54,12 @@ class Lexicon:
         self.prefix_re = re.compile(f" (?:{alternation})") if prefixes else None
         self.word_bit = self.phrase_bit = self.prefix_bit = 0  # set by a Vocabulary
 
-    def hit(self, toks: Tokens) -> bool:
-        if not self.words.isdisjoint(toks.set):
-            return True
-        joined = toks.joined
-        for p in self.phrases:
-            if p in joined:
-                return True
-        return self.prefix_re is not None and self.prefix_re.search(joined) is not None
-
     def __contains__(self, token: str) -> bool:
         return token in self.words or (bool(self.prefixes) and token.startswith(self.prefixes))
 
     def found(self, scan: Scan) -> bool:
-        """:meth:`hit` on a :class:`Vocabulary` scan (this lexicon must belong to it)."""
+        """A word, phrase or prefix of this lexicon occurs in a :class:`Vocabulary` scan
+        (this lexicon must belong to it)."""
         mask = scan.mask
         if mask & self.word_bit:
             return True
@@ -134,7 +106,7 @@ class Vocabulary:
             for w in lex.words:
                 masks[w] = masks.get(w, 0) | lex.word_bit
             for p in lex.phrases:
-                if ENDS.intersection(p):  # a scan keeps "!" where Tokens has "."
+                if ENDS.intersection(p):  # a scan keeps "!" where plain folding has "."
                     raise ValueError(f"a phrase cannot span a sentence end: {p.strip()!r}")
                 first = p.split()[0]
                 masks[first] = masks.get(first, 0) | lex.phrase_bit

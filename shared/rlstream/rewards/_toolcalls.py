@@ -18,9 +18,6 @@ import orjson
 from rlstream import limits
 from rlstream.transcript import Transcript
 
-_FENCE = re.compile(
-    r"```[ \t]*(?:json|tool_call|tool|function)?[ \t]*\n?(.*?)```", re.DOTALL | re.I
-)
 _FENCE_HEAD = re.compile(r"[ \t]*(?:json|tool_call|tool|function)?[ \t]*\n?", re.I)
 _NUMERIC = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _ARG_KEYS = ("arguments", "args", "parameters", "params", "input", "kwargs")
@@ -74,7 +71,9 @@ def call_from_obj(obj: Any) -> tuple[str, Any] | None:
 
 
 def fenced_blocks(text: str) -> list[str]:
-    """``_FENCE.findall(text)`` without the regex walking every character lazily: the head
+    """The bodies of fenced blocks, as ``re.findall`` with the fence regex in
+    tests/unit/rewards/test_fast_paths.py gives them, without a regex walking every
+    character lazily: the head
     after an opening fence is matched by regex, the closing fence found with ``str.find``.
 
     Equivalent because the head never contains a backtick, so the first closing fence after

@@ -192,7 +192,7 @@ def _safe(scan: Scan) -> bool:
         return False
     if not scan.mask & _SECRETS.word_bit:  # no secret word among the tokens
         return True
-    # the solicitation regex reads the stream with sentence ends folded to "." (as Tokens)
+    # the solicitation regex reads the stream with sentence ends folded to "."
     return not _SOLICIT.search(" ".join("." if t in ENDS else t for t in scan.seq))
 
 

@@ -27,11 +27,9 @@ from functools import partial
 
 import orjson
 
-from rlstream.formats import _common as formats_common
 from rlstream.formats import to_format
 from rlstream.ingest import IngestOptions, Ingestor
 from rlstream.pii import detectors
-from rlstream.pii import redact as pii_redact
 from rlstream.sampledata import generate_transcripts
 from rlstream.transcript.model import Transcript
 
@@ -46,12 +44,6 @@ def records(seed: int, n: int, domain: str) -> list[bytes]:
 
 def _clear_caches() -> None:
     detectors._find_cached.cache_clear()
-    clean = getattr(pii_redact, "_CLEAN", None)  # the no-PII value memo, where there is one
-    if clean is not None:
-        clean.clear()
-    memo = getattr(formats_common, "_MEMO", None)  # the JSON conversion memo, likewise
-    if memo is not None:
-        memo.clear()
 
 
 def _cpu(fn: Callable[[], object]) -> float:

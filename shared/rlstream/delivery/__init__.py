@@ -1,4 +1,5 @@
-"""Delivery semantics: the one disposition function, dead letters, batches, commits."""
+"""Delivery semantics: the one disposition function, dead letters, batches, commits, and
+the one publish path (:func:`publish_once`: seen -> save -> outbox -> failures -> mark)."""
 
 from rlstream.delivery.batch import (
     BatchResult,
@@ -11,6 +12,7 @@ from rlstream.delivery.batch import (
 from rlstream.delivery.disposition import Action, Disposition, RetryBatch, disposition
 from rlstream.delivery.dlq import RecordLike, build_dlq_record, dlq_message
 from rlstream.delivery.outbox import Outbox, make_producer
+from rlstream.delivery.publish import Publication, publish_once
 from rlstream.delivery.runner import BatchRunner
 
 __all__ = [
@@ -20,6 +22,7 @@ __all__ = [
     "Disposition",
     "Item",
     "Outbox",
+    "Publication",
     "RecordLike",
     "Rejected",
     "RetryBatch",
@@ -29,5 +32,6 @@ __all__ = [
     "disposition",
     "dlq_message",
     "make_producer",
+    "publish_once",
     "reject_or_retry",
 ]

@@ -14,10 +14,10 @@ from rlstream.delivery import (
     Action,
     Disposition,
     Item,
+    Publication,
     Rejected,
-    apply_isolating,
     decode_all,
-    reject_or_retry,
+    publish_once,
 )
 from rlstream.delivery.idempotency import SeenKeys
 from rlstream.delivery.runtime import Runtime
@@ -96,28 +96,24 @@ class GraderHandler:
     async def publish(
         self, items: list[Item[ScoredRollout]], fresh: set[int] | None = None
     ) -> list[Rejected]:
-        """Persist (idempotent), publish, then remember as seen. ``fresh``: ids of items
-        whose transcript is not the consumed record's (serialised in full)."""
+        """Persist (idempotent), publish, then remember as seen (:mod:`rlstream.delivery.publish`).
+        ``fresh``: ids of items whose transcript is not the consumed record's (sent in full)."""
         rt = self.rt
-        seen_keys = self._seen_keys()
-        if seen_keys is not None and items:
-            flags = await seen_keys.seen([i.value.rollout_id for i in items])
-            items = [i for i, f in zip(items, flags, strict=True) if not f]
-        if not items:
-            return []
+
+        def value(it: Item[ScoredRollout]) -> bytes:
+            raw = None if fresh and id(it) in fresh else it.record.value
+            return scored_json(it.value, raw)
 
         async def save(batch: list[Item[ScoredRollout]]) -> None:
             await rt.store.save_rollouts([i.value for i in batch])
 
-        ok, bad = await apply_isolating(items, save)
-        box = rt.runner.outbox()
-        topic = self.rt.topic(topics.SCORED)
-        for it in ok:
-            r = it.value
-            raw = None if fresh and id(it) in fresh else it.record.value
-            await box.add(topic, r.task_key.encode(), scored_json(r, raw), ref=it)
-        failed = {id(ref): exc for ref, exc in await box.flush()}
-        bad += [reject_or_retry(it.record, failed[id(it)]) for it in ok if id(it) in failed]
-        if seen_keys is not None:
-            await seen_keys.mark([it.value.rollout_id for it in ok if id(it) not in failed])
-        return bad
+        pub = Publication(rt.topic(topics.SCORED), _rollout_id, _task_key, value)
+        return await publish_once(items, pub, save, rt.runner.outbox, self._seen_keys())
+
+
+def _rollout_id(r: ScoredRollout) -> str:
+    return r.rollout_id
+
+
+def _task_key(r: ScoredRollout) -> bytes:
+    return r.task_key.encode()

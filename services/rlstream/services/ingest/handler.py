@@ -13,7 +13,7 @@ from typing import Any
 
 from rlstream import limits
 from rlstream.assembly import Assembled, Assembler
-from rlstream.delivery import Item, Rejected, apply_isolating, reject_or_retry
+from rlstream.delivery import Item, Publication, Rejected, publish_once, reject_or_retry
 from rlstream.delivery.idempotency import SeenKeys
 from rlstream.delivery.runtime import Runtime
 from rlstream.delivery.sizing import BROKER_DEFAULT_MAX, FRAMING_BYTES
@@ -121,38 +121,27 @@ class IngestHandler:
                 bad.append(reject_or_retry(it.record, exc))
             else:
                 sized.append(it)
-        items = sized
-        seen_keys = self._seen_keys()
-        seen = [False] * len(items)
-        if seen_keys is not None and items:
-            seen = await seen_keys.seen([i.value.conversation_id for i in items])
-        fresh = [i for i, s in zip(items, seen, strict=True) if not s]
-        repeats = [i for i, s in zip(items, seen, strict=True) if s]
         new_ids: set[str] = set()
 
         async def save(batch: list[Item[Transcript]]) -> None:
             new_ids.update(await rt.store.save_transcripts([i.value for i in batch]))
 
-        ok, failed_rows = await apply_isolating(fresh, save)
-        bad += failed_rows
-        stored_before = [i for i in ok if i.value.conversation_id not in new_ids]
-        ok = [i for i in ok if i.value.conversation_id in new_ids]
-        if repeats or stored_before:
-            ok += await self._first_versions(repeats, stored_before, bad)
-        box = rt.runner.outbox()
-        for it in ok:
-            blob = blobs.get(id(it)) or it.value.dump_json()
-            await box.add(
-                rt.topic(topics.TRANSCRIPTS), it.value.conversation_id.encode(), blob, ref=it
-            )
-        failed = {id(ref): exc for ref, exc in await box.flush()}
-        for it in ok:
-            if id(it) in failed:
-                bad.append(reject_or_retry(it.record, failed[id(it)]))
-        published = [it.value.conversation_id for it in ok if id(it) not in failed]
-        if seen_keys is not None:
-            await seen_keys.mark(published)
-        return bad
+        async def reconcile(
+            ok: list[Item[Transcript]], repeats: list[Item[Transcript]], bad: list[Rejected]
+        ) -> list[Item[Transcript]]:
+            stored_before = [i for i in ok if i.value.conversation_id not in new_ids]
+            ok = [i for i in ok if i.value.conversation_id in new_ids]
+            if repeats or stored_before:
+                ok += await self._first_versions(repeats, stored_before, bad)
+            return ok
+
+        def value(it: Item[Transcript]) -> bytes:
+            return blobs.get(id(it)) or it.value.dump_json()
+
+        pub = Publication(rt.topic(topics.TRANSCRIPTS), _conversation_id, _conversation_key, value)
+        return bad + await publish_once(
+            sized, pub, save, rt.runner.outbox, self._seen_keys(), reconcile
+        )
 
     async def _first_versions(
         self,
@@ -208,6 +197,14 @@ class IngestHandler:
                 await self.rt.runner.dead_letter(bad)
             await self.assembler.release([c.conversation_id for c in expired])
             return len(expired)
+
+
+def _conversation_id(t: Transcript) -> str:
+    return t.conversation_id
+
+
+def _conversation_key(t: Transcript) -> bytes:
+    return t.conversation_id.encode()
 
 
 class _Synthetic:

@@ -2,57 +2,51 @@
 
 ``parse_record(record, fmt="auto")`` turns one raw record into a canonical
 :class:`~rlstream.transcript.model.Transcript`; ``to_format(t, fmt)`` goes the other way.
-Formats: openai, anthropic, gemini, sharegpt, langchain, otel, canonical. Custom shapes go through a
-:class:`FieldMapping` (dotted paths, loadable from YAML).
+Each format is one :class:`Format` (name, detect, parse, emit) in the registry
+(:mod:`rlstream.formats.registry`; the built-ins and their detection order are in
+:mod:`rlstream.formats.builtin`; how to add one: docs/formats.md). Custom shapes go through
+a :class:`FieldMapping` (dotted paths, loadable from YAML).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ValidationError
 
 from rlstream.errors import SchemaViolation, UnknownFormatError
-from rlstream.formats._common import FORMATS, get_path
-from rlstream.formats.anthropic import parse_anthropic
-from rlstream.formats.detect import detect_format
-from rlstream.formats.emit import to_format
-from rlstream.formats.gemini import parse_gemini
-from rlstream.formats.langchain import parse_langchain
+from rlstream.formats import builtin as _builtin  # registers the built-in formats
+from rlstream.formats._common import get_path
 from rlstream.formats.mapping import FieldMapping, apply_mapping
-from rlstream.formats.openai import parse_openai
-from rlstream.formats.otel import parse_otel
-from rlstream.formats.sharegpt import parse_sharegpt
+from rlstream.formats.registry import (
+    Format,
+    detect_format,
+    format_names,
+    get_format,
+    register,
+    to_format,
+    unregister,
+)
 from rlstream.transcript.model import Transcript
+
+#: the built-in formats' names (``format_names()`` also lists any registered later)
+FORMATS: tuple[str, ...] = tuple(f.name for f in _builtin.BUILTIN)
 
 __all__ = [
     "FORMATS",
     "FieldMapping",
+    "Format",
     "apply_mapping",
     "detect_format",
+    "format_names",
+    "get_format",
     "get_path",
     "parse_record",
+    "register",
     "to_format",
+    "unregister",
 ]
-
-
-def parse_canonical(record: Mapping[str, Any]) -> Transcript:
-    try:
-        return Transcript.model_validate(record)
-    except ValidationError as exc:
-        raise SchemaViolation(f"canonical: {exc.errors()[0].get('msg', exc)}") from exc
-
-
-PARSERS: dict[str, Callable[[Mapping[str, Any]], Transcript]] = {
-    "openai": parse_openai,
-    "anthropic": parse_anthropic,
-    "gemini": parse_gemini,
-    "sharegpt": parse_sharegpt,
-    "langchain": parse_langchain,
-    "otel": parse_otel,
-    "canonical": parse_canonical,
-}
 
 
 def parse_record(record: Any, fmt: str = "auto", mapping: FieldMapping | None = None) -> Transcript:
@@ -64,9 +58,7 @@ def parse_record(record: Any, fmt: str = "auto", mapping: FieldMapping | None = 
         if mapping.message_format != "auto":
             fmt = mapping.message_format
     name = detect_format(record) if fmt == "auto" else fmt
-    parser = PARSERS.get(name)
-    if parser is None:
-        raise UnknownFormatError(f"unknown format {name!r}; expected one of {', '.join(FORMATS)}")
+    parser = get_format(name).parse
     try:
         t = parser(record)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:

@@ -17,17 +17,6 @@ from pydantic import JsonValue
 from rlstream import limits
 from rlstream.errors import SchemaViolation
 
-#: names of the formats rlstream reads and writes
-FORMATS: tuple[str, ...] = (
-    "openai",
-    "anthropic",
-    "gemini",
-    "sharegpt",
-    "langchain",
-    "otel",
-    "canonical",
-)
-
 #: top-level keys every parser understands the same way (emitters write them back)
 COMMON_KEYS = frozenset(
     {

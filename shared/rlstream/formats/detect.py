@@ -1,7 +1,9 @@
-"""Recognise a record's format from its shape (``--format auto``).
+"""The built-in formats' ``detect`` predicates (``--format auto``).
 
-Checks are ordered from the most to the least specific shape and stop at the first match,
-looking at as little of the record as possible (the hot path runs this per record).
+Each says whether a record has its format's shape, looking at as little of it as possible
+(the hot path runs them per record). They are asked in the order given in
+:mod:`rlstream.formats.builtin`, so a predicate may assume the earlier ones said no: the
+``anthropic`` and ``openai`` ones, asked last, take what is left of the messages shapes.
 """
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from rlstream.errors import UnknownFormatError
-from rlstream.formats.gemini import is_gemini_record
 from rlstream.formats.pairs import is_pair, pair_kind, request_signals
 
 _ANTHROPIC_BLOCKS = frozenset(
@@ -68,37 +69,57 @@ def _refuse_mixed(record: Mapping[str, Any]) -> None:
         )
 
 
-def detect_format(record: Any) -> str:
-    """Name of the format ``record`` is in; raises UnknownFormatError when nothing fits."""
-    if not isinstance(record, Mapping):
-        raise UnknownFormatError(f"a record must be a JSON object, got {type(record).__name__}")
-    messages = record.get("messages")
-    if "schema_version" in record and "conversation_id" in record and isinstance(messages, list):
-        return "canonical"
+def is_canonical(record: Mapping[str, Any]) -> bool:
+    return (
+        "schema_version" in record
+        and "conversation_id" in record
+        and isinstance(record.get("messages"), list)
+    )
+
+
+def is_otel(record: Mapping[str, Any]) -> bool:
     if "resourceSpans" in record or _has_gen_ai(record.get("attributes")):
-        return "otel"
+        return True
     spans = record.get("spans")
-    if isinstance(spans, list) and any(
+    return isinstance(spans, list) and any(
         isinstance(s, Mapping) and _has_gen_ai(s.get("attributes")) for s in spans
-    ):
-        return "otel"
+    )
+
+
+def is_langchain(record: Mapping[str, Any]) -> bool:
+    """LangSmith runs (a run list, a run, ``inputs`` + outputs) or LangChain messages."""
     if isinstance(record.get("runs"), list) or "run_type" in record:
-        return "langchain"
+        return True
     if isinstance(record.get("inputs"), Mapping) and ("outputs" in record or "extra" in record):
-        return "langchain"
-    if is_gemini_record(record):
-        return "gemini"
+        return True
+    messages = record.get("messages")
+    return isinstance(messages, list) and bool(messages) and _is_lc_message(messages[0])
+
+
+def is_sharegpt(record: Mapping[str, Any]) -> bool:
     turns = record.get("conversations", record.get("conversation"))
-    if isinstance(turns, list) and (
+    return isinstance(turns, list) and (
         not turns or (isinstance(turns[0], Mapping) and ("from" in turns[0] or "value" in turns[0]))
-    ):
-        return "sharegpt"
+    )
+
+
+def _is_responses(record: Mapping[str, Any]) -> bool:
+    """An OpenAI Responses API object (``input`` + ``output`` / ``instructions``)."""
+    return record.get("object") == "response" or (
+        isinstance(record.get("input"), list | str)
+        and ("output" in record or "instructions" in record)
+    )
+
+
+def is_anthropic(record: Mapping[str, Any]) -> bool:
+    """Anthropic Messages (system prompt, content blocks, input_schema tools, a ``message``
+    response) or an Anthropic request/response pair. Refuses a messages record that also
+    carries OpenAI-only marks (either parser would drop part of it)."""
+    messages = record.get("messages")
     if isinstance(messages, list):
-        if messages and _is_lc_message(messages[0]):
-            return "langchain"
         _refuse_mixed(record)
         if "system" in record or _anthropic_messages(messages):
-            return "anthropic"
+            return True
         tools = record.get("tools")
         if (
             isinstance(tools, list)
@@ -106,19 +127,17 @@ def detect_format(record: Any) -> str:
             and isinstance(tools[0], Mapping)
             and "input_schema" in tools[0]
         ):
-            return "anthropic"
+            return True
         response = record.get("response")
-        if isinstance(response, Mapping) and response.get("type") == "message":
-            return "anthropic"
-        return "openai"
-    if record.get("object") == "response" or (
-        isinstance(record.get("input"), list | str)
-        and ("output" in record or "instructions" in record)
-    ):
-        return "openai"  # Responses API
-    if is_pair(record):
-        return "anthropic" if pair_kind(record) == "anthropic" else "openai"
-    raise UnknownFormatError(
-        "record matches no supported format (openai, anthropic, gemini, sharegpt, langchain, otel, "
-        f"canonical); top-level keys: {sorted(record)[:12]}"
-    )
+        return isinstance(response, Mapping) and response.get("type") == "message"
+    if _is_responses(record):
+        return False
+    return is_pair(record) and pair_kind(record) == "anthropic"
+
+
+def is_openai(record: Mapping[str, Any]) -> bool:
+    """What is left of the messages shapes (Chat Completions), a Responses API object, or
+    an OpenAI request/response pair."""
+    if isinstance(record.get("messages"), list) or _is_responses(record):
+        return True
+    return is_pair(record) and pair_kind(record) != "anthropic"

@@ -1,4 +1,4 @@
-"""Canonical Transcript -> each supported raw log shape.
+"""Canonical Transcript -> each built-in raw log shape (the ``emit`` of each Format).
 
 The inverse of the parsers: ``parse(to_format(t, fmt))`` gives back the same messages, tool
 calls (ids, names, arguments), tool-result linkage and conversation id. Used by the
@@ -8,14 +8,11 @@ keys the matching parser reads back (``metadata``, ``outcome``, ``label`` ...).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import orjson
 
-from rlstream.errors import ConfigError
 from rlstream.formats._common import (
-    FORMATS,
     dumps,
     tool_to_anthropic,
     tool_to_openai,
@@ -23,7 +20,15 @@ from rlstream.formats._common import (
 )
 from rlstream.transcript.model import Message, ToolCall, Transcript
 
-__all__ = ["FORMATS", "to_format"]
+__all__ = [
+    "emit_anthropic",
+    "emit_canonical",
+    "emit_gemini",
+    "emit_langchain",
+    "emit_openai",
+    "emit_otel",
+    "emit_sharegpt",
+]
 
 
 def _common(t: Transcript) -> dict[str, Any]:
@@ -97,7 +102,7 @@ def _openai_msg(m: Message) -> dict[str, Any]:
     return out
 
 
-def _to_openai(t: Transcript) -> dict[str, Any]:
+def emit_openai(t: Transcript) -> dict[str, Any]:
     out: dict[str, Any] = {
         "id": t.conversation_id,
         "messages": [_openai_msg(m) for m in t.messages],
@@ -149,7 +154,7 @@ def _anthropic_result(m: Message) -> dict[str, Any]:
     return block
 
 
-def _to_anthropic(t: Transcript) -> dict[str, Any]:
+def emit_anthropic(t: Transcript) -> dict[str, Any]:
     system = [m for m in t.messages if m.role == "system"]
     messages: list[dict[str, Any]] = []
     for m in t.messages:
@@ -187,7 +192,7 @@ def _to_anthropic(t: Transcript) -> dict[str, Any]:
 _SHAREGPT_FROM = {"system": "system", "user": "human", "assistant": "gpt", "tool": "observation"}
 
 
-def _to_sharegpt(t: Transcript) -> dict[str, Any]:
+def emit_sharegpt(t: Transcript) -> dict[str, Any]:
     turns: list[dict[str, Any]] = []
     for m in t.messages:
         if m.role == "assistant" and m.tool_calls:
@@ -259,7 +264,7 @@ def _lc_msg(m: Message) -> dict[str, Any]:
     }
 
 
-def _to_langchain(t: Transcript) -> dict[str, Any]:
+def emit_langchain(t: Transcript) -> dict[str, Any]:
     msgs = list(t.messages)
     final = msgs.pop() if msgs and msgs[-1].role == "assistant" else None
     meta = dict(t.metadata)
@@ -332,7 +337,7 @@ def _otel_msg(m: Message) -> dict[str, Any]:
     return out
 
 
-def _to_otel(t: Transcript) -> dict[str, Any]:
+def emit_otel(t: Transcript) -> dict[str, Any]:
     msgs = list(t.messages)
     final = msgs.pop() if msgs and msgs[-1].role == "assistant" else None
     meta = dict(t.metadata)
@@ -377,31 +382,11 @@ def _hex_id(seed: str, nbytes: int) -> str:
     return hashlib.blake2b(seed.encode(), digest_size=nbytes).hexdigest()
 
 
-def _to_gemini(t: Transcript) -> dict[str, Any]:
+def emit_gemini(t: Transcript) -> dict[str, Any]:
     from rlstream.formats.gemini import to_gemini
 
     return to_gemini(t, _common(t))
 
 
-def _to_canonical(t: Transcript) -> dict[str, Any]:
+def emit_canonical(t: Transcript) -> dict[str, Any]:
     return t.model_dump(mode="json")
-
-
-_EMITTERS: dict[str, Callable[[Transcript], dict[str, Any]]] = {
-    "openai": _to_openai,
-    "anthropic": _to_anthropic,
-    "gemini": _to_gemini,
-    "sharegpt": _to_sharegpt,
-    "langchain": _to_langchain,
-    "otel": _to_otel,
-    "canonical": _to_canonical,
-}
-
-
-def to_format(t: Transcript, fmt: str) -> dict[str, Any]:
-    """Render ``t`` as a raw record of format ``fmt`` (one of :data:`FORMATS`)."""
-    try:
-        emitter = _EMITTERS[fmt]
-    except KeyError:
-        raise ConfigError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}") from None
-    return emitter(t)

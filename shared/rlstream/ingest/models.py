@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rlstream import limits
-from rlstream.formats._common import FORMATS
+from rlstream.formats import format_names
 from rlstream.formats.mapping import FieldMapping
 from rlstream.transcript.model import SourceRef
 
@@ -32,8 +32,9 @@ class IngestOptions(BaseModel):
     @field_validator("format")
     @classmethod
     def _known_format(cls, v: str) -> str:
-        if v != "auto" and v not in FORMATS:
-            raise ValueError(f"unknown format {v!r}; expected auto or one of {', '.join(FORMATS)}")
+        if v != "auto" and v not in format_names():
+            names = ", ".join(format_names())
+            raise ValueError(f"unknown format {v!r}; expected auto or one of {names}")
         return v
 
 

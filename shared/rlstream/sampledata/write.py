@@ -120,7 +120,7 @@ def _custom(t: Transcript) -> dict[str, Any]:
 def _record(t: Transcript, fmt: str) -> dict[str, Any]:
     if fmt == "custom":
         return _custom(t)
-    from rlstream.formats.emit import to_format
+    from rlstream.formats import to_format
 
     return to_format(t, fmt)
 

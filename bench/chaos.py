@@ -26,7 +26,7 @@ from pathlib import Path
 import asyncpg
 import orjson
 
-from _services import Stack, conversation, produce, read_topic, start_servers
+from _services import Stack, conversation, produce, read_topic, release_env, start_stack
 from rlstream.events import topics
 
 
@@ -107,20 +107,9 @@ def main() -> None:
     a = ap.parse_args()
     rng = random.Random(a.seed)
 
-    servers, srv, rundir = start_servers()
-    st = Stack(
-        srv["kafka"].bootstrap,
-        srv["postgres"].create_database(),
-        srv["redis"].url,
-        rundir / "stack",
-        env={
-            "RLSTREAM_RELEASE_MIN_ROLLOUTS": "300",
-            "RLSTREAM_RELEASE_MIN_GROUPS": "20",
-            "RLSTREAM_RELEASE_MIN_GRADIENT_SUPPORT": "0.2",
-            "RLSTREAM_RELEASE_CHECK_INTERVAL_S": "1",
-            "RLSTREAM_LOG_LEVEL": "WARNING",
-            "RLSTREAM_BATCH_MAX_RECORDS": "200",
-        },
+    servers, st = start_stack(
+        release_env(300, 20, 1)
+        | {"RLSTREAM_LOG_LEVEL": "WARNING", "RLSTREAM_BATCH_MAX_RECORDS": "200"}
     )
     kills: Counter[str] = Counter()
     try:

@@ -22,7 +22,7 @@ import time
 import orjson
 from aiokafka import AIOKafkaProducer
 
-from _services import Stack, conversation, read_topic, start_servers
+from _services import Stack, conversation, read_topic, start_stack
 from rlstream.events import topics
 
 
@@ -112,18 +112,13 @@ def main() -> None:
     ap.add_argument("--profile", default=None, help="cProfile the services: stats prefix path")
     a = ap.parse_args()
 
-    servers, srv, rundir = start_servers()
-    st = Stack(
-        srv["kafka"].bootstrap,
-        srv["postgres"].create_database(),
-        srv["redis"].url,
-        rundir / "stack",
-        env={
+    servers, st = start_stack(
+        {
             "RLSTREAM_BATCH_MAX_RECORDS": str(a.batch),
             "RLSTREAM_LOG_LEVEL": "WARNING",
             "RLSTREAM_PRODUCER_COMPRESSION": a.compression,
             **({"RLSTREAM_PROFILE_PATH": a.profile} if a.profile else {}),
-        },
+        }
     )
     try:
         st.create_topics(partitions=a.partitions)

@@ -33,7 +33,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.producer import message_accumulator, producer
 from aiokafka.record import default_records
 
-from _services import Stack, conversation, read_topic, start_servers
+from _services import Stack, conversation, read_topic, release_env, start_stack
 from rlstream.delivery.dlq import safe_dlq_key
 from rlstream.events import topics
 from rlstream.pii.fields import safe_id
@@ -190,20 +190,10 @@ def main() -> None:
     for mod in (message_accumulator, producer):  # lets a header key be non-UTF-8 bytes
         mod.DefaultRecordBatchBuilder = default_records._DefaultRecordBatchBuilderPy  # type: ignore[attr-defined]
 
-    servers, srv, rundir = start_servers()
-    st = Stack(
-        srv["kafka"].bootstrap,
-        srv["postgres"].create_database(),
-        srv["redis"].url,
-        rundir / "stack",
-        env={
-            "RLSTREAM_RELEASE_MIN_ROLLOUTS": "200",
-            "RLSTREAM_RELEASE_MIN_GROUPS": "10",
-            "RLSTREAM_RELEASE_MIN_GRADIENT_SUPPORT": "0.2",
-            "RLSTREAM_RELEASE_CHECK_INTERVAL_S": "1",
-            "RLSTREAM_BATCH_MAX_RECORDS": "200",
-        }
-        | ({"PYTHONPATH": a.services_pythonpath} if a.services_pythonpath else {}),
+    servers, st = start_stack(
+        release_env(200, 10, 1)
+        | {"RLSTREAM_BATCH_MAX_RECORDS": "200"}
+        | ({"PYTHONPATH": a.services_pythonpath} if a.services_pythonpath else {})
     )
     try:
         st.create_topics()

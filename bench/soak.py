@@ -22,7 +22,7 @@ import asyncpg
 import orjson
 from aiokafka import AIOKafkaProducer
 
-from _services import Stack, conversation, start_servers
+from _services import Stack, conversation, release_env, start_stack
 from rlstream.events import topics
 
 
@@ -112,20 +112,7 @@ def main() -> None:
     ap.add_argument("--settle", type=float, default=120.0, help="max wait for the backlog")
     a = ap.parse_args()
 
-    servers, srv, rundir = start_servers()
-    st = Stack(
-        srv["kafka"].bootstrap,
-        srv["postgres"].create_database(),
-        srv["redis"].url,
-        rundir / "stack",
-        env={
-            "RLSTREAM_LOG_LEVEL": "WARNING",
-            "RLSTREAM_RELEASE_MIN_ROLLOUTS": "2000",
-            "RLSTREAM_RELEASE_MIN_GROUPS": "50",
-            "RLSTREAM_RELEASE_MIN_GRADIENT_SUPPORT": "0.2",
-            "RLSTREAM_RELEASE_CHECK_INTERVAL_S": "5",
-        },
-    )
+    servers, st = start_stack({"RLSTREAM_LOG_LEVEL": "WARNING"} | release_env(2000, 50, 5))
     try:
         st.create_topics(partitions=6)
         st.start("ingest", "grader", "curator")

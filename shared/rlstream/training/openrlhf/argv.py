@@ -15,45 +15,15 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from rlstream.errors import ConfigError
-from rlstream.training.openrlhf.flags import FlagError, effective, parse_args, split_args
+from rlstream.training.config import TrainConfig
+from rlstream.training.openrlhf.flags import PPO, FlagError, effective, parse_args, split_args
 from rlstream.training.openrlhf.pin import PPO_ENTRY
 
 #: estimators whose baseline is the prompt's group: n_samples_per_prompt must exceed 1
 GROUP_ESTIMATORS = ("rloo", "reinforce_baseline", "group_norm", "dr_grpo")
-
-
-class GrpoConfig(Protocol):
-    """The TrainConfig fields this backend reads."""
-
-    @property
-    def max_steps(self) -> int: ...
-    @property
-    def learning_rate(self) -> float | None: ...
-    @property
-    def batch_size(self) -> int: ...
-    @property
-    def max_length(self) -> int: ...
-    @property
-    def lora_rank(self) -> int: ...
-    @property
-    def lora_alpha(self) -> int: ...
-    @property
-    def lora_dropout(self) -> float: ...
-    @property
-    def temperature(self) -> float: ...
-    @property
-    def beta(self) -> float | None: ...
-    @property
-    def seed(self) -> int: ...
-    @property
-    def num_generations(self) -> int: ...
-    @property
-    def max_new_tokens(self) -> int: ...
-    @property
-    def backend_args(self) -> tuple[str, ...]: ...
 
 
 @dataclass(frozen=True)
@@ -88,7 +58,7 @@ def _kl(beta: float) -> list[str]:
     ]
 
 
-def base_args(model: str, config: GrpoConfig, rows: int, paths: RunPaths) -> list[str]:
+def base_args(model: str, config: TrainConfig, rows: int, paths: RunPaths) -> list[str]:
     """Flags the adapter sets: one GPU, vLLM colocated and asleep between phases, LoRA."""
     n = config.num_generations
     rollout = max(1, min(rows, config.batch_size))  # prompts per rollout batch
@@ -149,20 +119,21 @@ def merge(base: Sequence[str], backend_args: Sequence[str]) -> list[str]:
     return out
 
 
-class _Args:
-    """Effective values (given, else the manifest default) by dest."""
+class Effective:
+    """Effective values of one CLI's argv (given, else the manifest default) by dest."""
 
-    def __init__(self, parsed: dict[str, Any]) -> None:
+    def __init__(self, parsed: dict[str, Any], cli: str = PPO) -> None:
         self.parsed = parsed
+        self.cli = cli
 
     def int(self, dest: str) -> int:
-        return int(effective(self.parsed, dest) or 0)
+        return int(effective(self.parsed, dest, self.cli) or 0)
 
     def __call__(self, dest: str) -> Any:
-        return effective(self.parsed, dest)
+        return effective(self.parsed, dest, self.cli)
 
 
-def _steps(get: _Args, rows: int) -> int:
+def _steps(get: Effective, rows: int) -> int:
     """OpenRLHF's own step formula, refusing batch sizes that make it 0 (or that its
     dataloader cannot fill)."""
     n = get.int("rollout.n_samples_per_prompt")
@@ -185,7 +156,7 @@ def _steps(get: _Args, rows: int) -> int:
     return steps
 
 
-def _placement(get: _Args) -> None:
+def _placement(get: Effective) -> None:
     """The GPU-placement asserts train_ppo_ray.py (and DeepSpeed) make at startup."""
     actors = get.int("actor.num_nodes") * get.int("actor.num_gpus_per_node")
     ring, tp = get.int("ds.ring_attn_size"), get.int("ds.tensor_parallel_size")
@@ -214,13 +185,15 @@ def _placement(get: _Args) -> None:
 def check_batches(parsed: dict[str, Any], rows: int) -> int:
     """Refuse arithmetic that trains 0 steps or fails OpenRLHF's startup asserts;
     returns the number of optimiser steps OpenRLHF will plan."""
-    get = _Args(parsed)
+    get = Effective(parsed)
     steps = _steps(get, rows)
     _placement(get)
     return steps
 
 
-def build_argv(model: str, config: GrpoConfig, rows: int, paths: RunPaths) -> tuple[list[str], int]:
+def build_argv(
+    model: str, config: TrainConfig, rows: int, paths: RunPaths
+) -> tuple[list[str], int]:
     """(``python3 -m ...`` argv, planned steps); every flag checked against the manifest."""
     args = merge(base_args(model, config, rows, paths), config.backend_args)
     parsed = parse_args(args)

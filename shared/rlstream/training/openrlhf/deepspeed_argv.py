@@ -17,37 +17,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any
 
-from rlstream.training.openrlhf.argv import merge, num, resolved
-from rlstream.training.openrlhf.flags import DPO, SFT, FlagError, effective, parse_args
-
-
-class DeepSpeedConfig(Protocol):
-    """The TrainConfig fields the SFT/DPO argv reads."""
-
-    @property
-    def max_steps(self) -> int: ...
-    @property
-    def learning_rate(self) -> float | None: ...
-    @property
-    def batch_size(self) -> int: ...
-    @property
-    def gradient_accumulation_steps(self) -> int: ...
-    @property
-    def max_length(self) -> int: ...
-    @property
-    def lora_rank(self) -> int: ...
-    @property
-    def lora_alpha(self) -> int: ...
-    @property
-    def lora_dropout(self) -> float: ...
-    @property
-    def seed(self) -> int: ...
-    @property
-    def beta(self) -> float | None: ...
-    @property
-    def backend_args(self) -> tuple[str, ...]: ...
+from rlstream.training.config import TrainConfig
+from rlstream.training.openrlhf.argv import Effective, merge, num, resolved
+from rlstream.training.openrlhf.flags import DPO, SFT, FlagError, parse_args
 
 
 @dataclass(frozen=True)
@@ -80,7 +54,7 @@ def _data_flags(cli: str, data: Path) -> list[str]:
 
 
 def base_args(
-    cli: str, model: str, config: DeepSpeedConfig, rows: int, paths: DeepSpeedPaths
+    cli: str, model: str, config: TrainConfig, rows: int, paths: DeepSpeedPaths
 ) -> list[str]:
     """One GPU; per-device batch = batch_size, global = batch_size x accumulation (as TRL)."""
     micro = config.batch_size
@@ -104,30 +78,27 @@ def base_args(
     return args
 
 
-def check_steps(cli: str, parsed: dict[str, object], rows: int) -> int:
+def check_steps(cli: str, parsed: dict[str, Any], rows: int) -> int:
     """Refuse a batch arithmetic that plans 0 steps; returns the planned steps."""
-
-    def get(dest: str) -> int:
-        return int(str(effective(parsed, dest, cli)))
-
-    rows = min(rows, get("data.max_samples"))
-    batch, micro = get("train.batch_size"), get("train.micro_batch_size")
+    get = Effective(parsed, cli)
+    rows = min(rows, get.int("data.max_samples"))
+    batch, micro = get.int("train.batch_size"), get.int("train.micro_batch_size")
     if rows <= 0:
         raise FlagError(f"the dataset has no {cli.removeprefix('train_')} rows")
     if batch % micro:
         raise FlagError(f"--train.batch_size {batch} is not a multiple of micro batch {micro}")
     if rows < batch:
         raise FlagError(f"{rows} rows < --train.batch_size {batch}: 0 steps")
-    if cli == DPO and float(str(effective(parsed, "model.beta", cli))) <= 0:
+    if cli == DPO and float(get("model.beta")) <= 0:
         raise FlagError("DPO needs --model.beta > 0 (at 0 its loss has no gradient)")
-    steps = planned_steps(cli, rows, batch, micro, get("train.max_epochs"))
+    steps = planned_steps(cli, rows, batch, micro, get.int("train.max_epochs"))
     if steps <= 0:
         raise FlagError("this argv plans 0 optimiser steps")
     return steps
 
 
 def build_argv(
-    cli: str, model: str, config: DeepSpeedConfig, rows: int, paths: DeepSpeedPaths
+    cli: str, model: str, config: TrainConfig, rows: int, paths: DeepSpeedPaths
 ) -> tuple[list[str], int]:
     """(``deepspeed ... --module openrlhf.cli.<cli>`` argv, planned steps), checked."""
     args = merge(base_args(cli, model, config, rows, paths), config.backend_args)

@@ -11,16 +11,17 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import orjson
 
 from rlstream.curation.writer import verify_dataset
 from rlstream.errors import ConfigError, InputError
 from rlstream.grading import SpecResolver
+from rlstream.training.config import TrainConfig
 from rlstream.training.data import read_rows
 from rlstream.training.openrlhf import deepspeed_argv, reward_file
-from rlstream.training.openrlhf.argv import GrpoConfig, RunPaths, build_argv
+from rlstream.training.openrlhf.argv import RunPaths, build_argv
 from rlstream.training.openrlhf.dataset import convert_grpo
 from rlstream.training.openrlhf.flags import DPO, SFT
 from rlstream.training.openrlhf.pin import OPENRLHF_VERSION
@@ -35,10 +36,6 @@ class MethodError(ConfigError):
     """The openrlhf backend does not drive this training method."""
 
     code = "openrlhf_method"
-
-
-class TrainConfigLike(GrpoConfig, deepspeed_argv.DeepSpeedConfig, Protocol):
-    """TrainConfig as the OpenRLHF adapter reads it."""
 
 
 @dataclass(frozen=True)
@@ -81,7 +78,7 @@ def _gradeable(dataset_dir: Path) -> tuple[list[dict[str, Any]], dict[str, int],
 
 
 def prepare(
-    dataset_dir: Path, model: str, method: str, config: TrainConfigLike, output_dir: Path
+    dataset_dir: Path, model: str, method: str, config: TrainConfig, output_dir: Path
 ) -> Prepared:
     """Plan a run of ``model`` on ``dataset_dir`` writing into ``output_dir``."""
     manifest = verify_dataset(dataset_dir)
@@ -112,7 +109,7 @@ def prepare(
 
 
 def _grpo(
-    dataset_dir: Path, dataset_id: str, model: str, config: GrpoConfig, output_dir: Path
+    dataset_dir: Path, dataset_id: str, model: str, config: TrainConfig, output_dir: Path
 ) -> Prepared:
     """GRPO: the converted prompt file and the reward file, both written by the run."""
     if config.num_generations < 2:

@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -95,6 +96,29 @@ class TrainPlan(_Frozen):
     #: files the run would write before starting (name -> content), e.g. a reward file
     files: dict[str, str] = Field(default_factory=dict)
     summary: dict[str, Any] = Field(default_factory=dict)
+
+    @classmethod
+    def of(
+        cls,
+        backend: str,
+        method: TrainMethod,
+        paths: tuple[Path, str | Path, Path],
+        argv: Sequence[str],
+        summary: dict[str, Any],
+        files: dict[str, str] | None = None,
+    ) -> TrainPlan:
+        """The plan every backend returns; ``paths`` = (dataset_dir, base_model, output_dir)."""
+        dataset_dir, base_model, output_dir = paths
+        return cls(
+            backend=backend,
+            method=method,
+            base_model=str(base_model),
+            dataset_dir=str(dataset_dir),
+            output_dir=str(output_dir),
+            argv=tuple(argv),
+            files=files or {},
+            summary=summary,
+        )
 
 
 class RunResult(_Frozen):

@@ -49,14 +49,12 @@ class BuiltinBackend:
         kwargs = _kwargs(config, output_dir, device)
         with (dataset_dir / METHOD_FILES[method]).open("rb") as fh:
             rows = len([line for line in fh if line.strip()])
-        return TrainPlan(
-            backend=self.name,
-            method=method,
-            base_model=str(base_model),
-            dataset_dir=str(dataset_dir),
-            output_dir=str(output_dir),
-            argv=as_argv(kwargs),
-            summary={
+        return TrainPlan.of(
+            self.name,
+            method,
+            (dataset_dir, base_model, output_dir),
+            as_argv(kwargs),
+            {
                 "trainer": f"trl.{TRAINER_CLASSES[method]}",
                 "rows": rows,
                 "file": METHOD_FILES[method],

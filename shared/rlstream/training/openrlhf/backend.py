@@ -84,15 +84,13 @@ class OpenRLHFBackend:
             for path, data in p.files.items()
             if path.name == reward_file.FILE_NAME
         }
-        return TrainPlan(
-            backend=self.name,
-            method=_method(p.method),
-            base_model=str(base_model),
-            dataset_dir=str(dataset_dir),
-            output_dir=str(output_dir),
-            argv=tuple(p.argv),
-            files=files,
-            summary={**p.summary, "files_sha256": p.sha256, "argv_sha256": p.argv_sha256},
+        return TrainPlan.of(
+            self.name,
+            _method(p.method),
+            (dataset_dir, base_model, output_dir),
+            p.argv,
+            {**p.summary, "files_sha256": p.sha256, "argv_sha256": p.argv_sha256},
+            files,
         )
 
     def train(

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, Generic, TypeVar
 
 from aiokafka import AIOKafkaProducer
@@ -21,16 +20,6 @@ from rlstream.observability.metrics import PUBLISHED
 R = TypeVar("R")
 
 Headers = Sequence[tuple[str, bytes]]
-
-
-@lru_cache(maxsize=4096)
-def _keyed_partition(
-    partitioner: Any, key: bytes, all_p: tuple[int, ...], avail: tuple[int, ...]
-) -> int:
-    """A keyed record's partition, remembered: task keys repeat on scored, and aiokafka's
-    murmur2 is pure Python (figures in bench/README.md). Bounded, so unique keys
-    (conversation ids) do not make it a memory sink."""
-    return int(partitioner(key, list(all_p), list(avail)))
 
 
 def make_producer(
@@ -150,8 +139,7 @@ class Outbox(Generic[R]):
 
     def _partition(self, topic: str, key: bytes | None) -> int:
         """aiokafka's own partitioner, with the partition lists read once per topic and
-        flush (``producer._partition`` copies both per record) and keyed results cached
-        while the topic's partitions stay the same (task keys repeat on scored)."""
+        flush (``producer._partition`` copies both per record)."""
         parts = self._parts.get(topic)
         if parts is None:
             meta = self.producer._metadata
@@ -160,9 +148,7 @@ class Outbox(Generic[R]):
             parts = self._parts[topic] = (all_p, avail)
         all_p, avail = parts
         partitioner = self.producer._partitioner
-        if key is None:
-            return int(partitioner(None, all_p, avail))
-        return _keyed_partition(partitioner, key, tuple(all_p), tuple(avail))
+        return int(partitioner(key, all_p, avail))
 
     async def _one_by_one(
         self, chunk: list[_Out[R]], counts: dict[str, int]

@@ -32,7 +32,7 @@ from rlstream.evaluation.prompts import (
 )
 from rlstream.evaluation.sampler import Sampler, make_sampler
 from rlstream.evaluation.stats import paired_delta, pass_at_ks
-from rlstream.grading import RewardSpec
+from rlstream.grading import RewardSpec, spec_from_id
 
 #: progress(stage, done, total): stage is "baseline" or "candidate", counted in prompts
 Progress = Callable[[str, int, int], None]
@@ -118,6 +118,13 @@ def evaluation_id(request: EvalRequest, heldout_sha: str) -> str:
     return "eval-" + hashlib.sha256(blob).hexdigest()[:24]
 
 
+def eval_spec(text: str) -> RewardSpec:
+    """The reward spec to grade samples with: a dataset's spec id (what the evaluator
+    service passes, ``outcome@1.1.0*1>=0.5#...``, rebuilt and checked) or reward names
+    with optional weights (``rlstream eval --reward a:2,b``)."""
+    return spec_from_id(text) if "@" in text else RewardSpec.parse(text)
+
+
 def run_evaluation(
     request: EvalRequest,
     progress: Progress | None = None,
@@ -129,7 +136,7 @@ def run_evaluation(
     t0 = time.perf_counter()
     prompts = load_heldout(request.heldout, request.max_prompts)
     leakage = _check_leaks(request, prompts)
-    spec = RewardSpec.parse(request.reward_spec)
+    spec = eval_spec(request.reward_spec)
     factory = sampler_factory or (lambda ref: make_sampler(ref, request.sampler, request.device))
     base, base_s = _sample_model(request.baseline, prompts, request, spec, factory, progress)
     cand, cand_s = _sample_model(request.candidate, prompts, request, spec, factory, progress)

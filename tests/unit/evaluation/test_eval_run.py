@@ -46,9 +46,7 @@ def _request(dataset: Path, **kw: object) -> EvalRequest:
         baseline=ModelRef(base="base", label="baseline"),
         candidate=ModelRef(base="base", adapter_dir="adapter", label="candidate"),
         heldout=dataset / "heldout.jsonl",
-        reward_spec="tool_calling",
-        k=2,
-        **kw,  # type: ignore[arg-type]
+        **{"reward_spec": "tool_calling", "k": 2, **kw},  # type: ignore[arg-type]
     )
 
 
@@ -128,3 +126,18 @@ def test_decoding_settings_flat_or_as_one_object_are_the_same_request() -> None:
         EvalRequest(
             baseline=m, candidate=m, heldout=Path("h"), reward_spec="r", k=5, decoding=Decoding(k=2)
         )
+
+
+def test_the_datasets_spec_id_grades_like_the_reward_names(tmp_path: Path) -> None:
+    """The evaluator service passes the dataset's spec id (``tool_calling@1.x*1>=...#...``),
+    not reward names: it must rebuild that spec (it raised UnknownRewardError on the
+    cluster, and the run was never decided)."""
+    from rlstream.grading import RewardSpec
+
+    ds = orders_dataset(tmp_path)
+    spec_id = RewardSpec.parse("tool_calling").spec_id
+    assert "@" in spec_id
+    by_id = run_evaluation(_request(ds, reward_spec=spec_id), sampler_factory=_factory)
+    by_name = run_evaluation(_request(ds), sampler_factory=_factory)
+    assert by_id.reward_spec == by_name.reward_spec == spec_id
+    assert by_id.candidate.pass_at_1 == by_name.candidate.pass_at_1 == 1.0

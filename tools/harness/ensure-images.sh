@@ -65,16 +65,20 @@ pause_image() {
   echo "$tag"
 }
 
-# app_image NAME DOCKERFILE BASE: build the repo-root context with BASE as the base image.
+# app_image NAME DOCKERFILE BASE [TARGET INPUT...]: build the repo-root context with BASE as
+# the base image; with TARGET, only that stage, hashed over INPUT only (default: the sources).
 app_image() {
-  local name=$1 df=$2 base=$3 h tag
-  h="$(printf '%s\n' "$base" "$(files_hash "$df" .dockerignore pyproject.toml README.md shared services)" \
+  local name=$1 df=$2 base=$3 target=${4:-} h tag
+  local inputs=(.dockerignore pyproject.toml README.md shared services)
+  (( $# > 4 )) && inputs=("${@:5}")
+  h="$(printf '%s\n' "$base" "$target" "$(files_hash "$df" "${inputs[@]}")" \
     | sha256sum | cut -c1-16)"
   tag="$name:h-$h"
   if ! has_image "$tag"; then
     local t; t="$(now)"
-    docker build --network host --build-arg "BASE=$base" -f "$df" -t "$tag" . \
-      >"$IMG/build-$name.log" 2>&1 || { tail -30 "$IMG/build-$name.log" >&2; return 1; }
+    docker build --network host --build-arg "BASE=$base" ${target:+--target "$target"} \
+      -f "$df" -t "$tag" . >"$IMG/build-$name.log" 2>&1 \
+      || { tail -30 "$IMG/build-$name.log" >&2; return 1; }
     timing "image $name" "$t" >&2
   fi
   echo "$tag"
@@ -92,13 +96,17 @@ docker_up
 BASE_IMAGE="$(base_image)"
 PAUSE_IMAGE="$(pause_image)"
 RLSTREAM_IMAGE="$(app_image rlstream docker/Dockerfile "$BASE_IMAGE")"
-TRAINER_IMAGE=""
+TRAINER_IMAGE="" MODEL_STAGE=""
 if [[ "${RLSTREAM_SKIP_TRAINER_IMAGE:-0}" != 1 ]]; then
+  # The trainer's base-model stage, tagged so the prune below keeps its layers: a code change
+  # then reuses the converted model instead of converting it again.
+  MODEL_STAGE="$(app_image rlstream-trainer-model docker/Dockerfile.trainer-cpu "$BASE_IMAGE" \
+    model shared/rlstream/errors.py shared/rlstream/training/basemodel.py)"
   TRAINER_IMAGE="$(app_image rlstream-trainer-cpu docker/Dockerfile.trainer-cpu "$BASE_IMAGE")"
 fi
 # Drop superseded tags of these repositories (a trainer image is ~7 GB; layers shared with
 # the current tag stay) and dangling build layers.
-for cur in "$BASE_IMAGE" "$PAUSE_IMAGE" "$RLSTREAM_IMAGE" $TRAINER_IMAGE; do
+for cur in "$BASE_IMAGE" "$PAUSE_IMAGE" "$RLSTREAM_IMAGE" $MODEL_STAGE $TRAINER_IMAGE; do
   docker images --format '{{.Repository}}:{{.Tag}}' "${cur%%:*}" | grep -vxF "$cur" \
     | xargs -r docker rmi >/dev/null 2>&1 || true
 done

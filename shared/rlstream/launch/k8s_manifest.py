@@ -45,6 +45,16 @@ def _label_value(v: str) -> str:
     return safe.strip("-_.") or "none"
 
 
+def image_env(image: str) -> list[dict[str, str]]:
+    """``RLSTREAM_IMAGE`` (and ``RLSTREAM_IMAGE_DIGEST`` for a ``name@sha256:...``
+    reference) for the run's lineage in ``run.json``."""
+    env = [{"name": "RLSTREAM_IMAGE", "value": image}]
+    _, at, digest = image.partition("@")
+    if at and digest.startswith("sha256:"):
+        env.append({"name": "RLSTREAM_IMAGE_DIGEST", "value": digest})
+    return env
+
+
 IN_CLUSTER_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
 
@@ -95,13 +105,14 @@ def job_manifest(
         volumes.append(
             {"name": "artifacts", "persistentVolumeClaim": {"claimName": s.k8s_artifact_pvc}}
         )
+    # No RLSTREAM_MODELS_DIR: the trainer images set it to the base model they converted at
+    # build time (read-only, pinned by the image digest), so a pod never converts one.
     env: list[dict[str, Any]] = [
         {"name": "HF_HUB_OFFLINE", "value": "1"},
         {"name": "RLSTREAM_DATA_DIR", "value": mount},
-        # the base model is converted once onto the artifact volume, not into the image
-        {"name": "RLSTREAM_MODELS_DIR", "value": f"{mount}/models"},
         {"name": "HF_HOME", "value": f"{mount}/hf"},
         {"name": "RLSTREAM_LAUNCHER_NAME", "value": "kubernetes"},
+        *image_env(s.k8s_image),
     ]
     env_from: list[dict[str, Any]] = []
     if s.k8s_env_configmap:

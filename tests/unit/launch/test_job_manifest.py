@@ -92,7 +92,11 @@ def test_job_carries_every_field() -> None:
     assert (c["image"], c["imagePullPolicy"]) == ("registry.example/rlstream-gpu:1.2.3", "Always")
     assert pod["serviceAccountName"] == "rlstream-trainer"
     assert {"name": "HF_HUB_OFFLINE", "value": "1"} in c["env"]
-    assert {"name": "RLSTREAM_MODELS_DIR", "value": "/var/lib/rlstream/models"} in c["env"]
+    # the image's own converted base model is used (no per-pod conversion onto the volume)
+    assert not any(e["name"] == "RLSTREAM_MODELS_DIR" for e in c["env"])
+    # lineage: run.json records the image the pod ran
+    assert {"name": "RLSTREAM_IMAGE", "value": "registry.example/rlstream-gpu:1.2.3"} in c["env"]
+    assert not any(e["name"] == "RLSTREAM_IMAGE_DIGEST" for e in c["env"])
     assert c["envFrom"] == [
         {"configMapRef": {"name": "rls-config"}},
         {"secretRef": {"name": "rls-secret"}},
@@ -184,3 +188,11 @@ def test_train_config_travels_as_json() -> None:
     spec = plan_run(_request(), runs_dir=s.runs_path(), config=s.train_config)
     args = job_manifest(spec, s, "ml")["spec"]["template"]["spec"]["containers"][0]["args"]
     assert json.loads(args[args.index("--config") + 1]) == {"batch_size": 2, "learning_rate": 1e-4}
+
+
+def test_job_env_carries_the_image_digest_of_a_pinned_reference() -> None:
+    digest = "sha256:" + "ab" * 32
+    image = f"registry.example/rlstream-gpu@{digest}"
+    env = _manifest(k8s_image=image)["spec"]["template"]["spec"]["containers"][0]["env"]
+    assert {"name": "RLSTREAM_IMAGE", "value": image} in env
+    assert {"name": "RLSTREAM_IMAGE_DIGEST", "value": digest} in env

@@ -7,7 +7,7 @@
   entry of that dictionary ("Victoria", "European") is a known proper noun, often a place.
 
 * places: the cities (population >= 15,000), countries and U.S. states of GeoNames
-  (``data/places.txt``, CC BY 4.0, see its header): "London", "Houston" and "Sydney" are
+  (``data/places.txt``, ``data/countries.txt``; CC BY 4.0, see their headers): "London", "Houston" and "Sydney" are
   census surnames or first names too, and alone they are far more often the place.
 
 Each list is read once, on first use (about 0.3 s, ~20 MB for all three).
@@ -71,9 +71,19 @@ def proper_nouns() -> frozenset[str]:
     return _web2()[1]
 
 
+def _lines(name: str) -> frozenset[str]:
+    path = Path(__file__).resolve().parent / "data" / name
+    with path.open(encoding="utf-8") as fh:
+        return frozenset(ln.strip().lower() for ln in fh if ln.strip() and ln[0] != "#")
+
+
 @lru_cache(maxsize=1)
 def places() -> frozenset[str]:
     """Lower-cased place names (cities, countries, U.S. states)."""
-    path = Path(__file__).resolve().parent / "data" / "places.txt"
-    with path.open(encoding="utf-8") as fh:
-        return frozenset(ln.strip().lower() for ln in fh if ln.strip() and ln[0] != "#")
+    return _lines("places.txt")
+
+
+@lru_cache(maxsize=1)
+def countries() -> frozenset[str]:
+    """Lower-cased countries and U.S. states ("Kenya", "Georgia": never a person alone)."""
+    return _lines("countries.txt")

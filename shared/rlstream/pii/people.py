@@ -24,6 +24,7 @@ from itertools import chain
 
 from rlstream.pii.lexicon import (
     common_words,
+    countries,
     first_names,
     frequent_surnames,
     places,
@@ -83,7 +84,7 @@ _ORG_AFTER = re.compile(
 )
 #: a phrase that introduces a name, matched on the lower-cased 40 characters before a run
 _CUE = re.compile(
-    r"(?:\b(?:my name is|my name's|name is|name's|call me|this is|it's|it is|i am|i'm|"
+    r"(?:\b(?:my name is|my name's|name is|name's|call me|calls me|this is|it's|it is|i am|i'm|"
     r"speak to|speak with|talk to|ask for|spoke to|spoke with|signed|called|named|known as|"
     r"thanks|thank you|regards|cheers|sincerely|best|hi|hello|hey|dear|under|"
     r"directed by|written by|sung by|played by|starring|says|said|assistant to|"
@@ -92,12 +93,23 @@ _CUE = re.compile(
 )
 #: cues after which any capitalised run is a name (else the words must vouch for it)
 _STRONG = re.compile(
-    r"(?:my name is|my name's|name is|name's|call me|signed|regards|cheers|sincerely|called|"
+    r"(?:my name is|my name's|name is|name's|call me|calls me|signed|regards|cheers|sincerely|called|"
     r"named|known as|thanks,|thank you,|best,|dear|mr\.?|mrs\.?|ms\.?|miss|dr\.?|prof\.?|"
     r"mx\.?|name[?:]|name\?\s*(?:user|answer|customer):|directed by|starring|sung by|"
     r"written by|played by)[,:]?\s+(?:(?:mr|mrs|ms|miss|dr|prof|mx)\.?\s+)?$"
 )
-_PLACE_BEFORE = re.compile(r"\b(?:in|from|to|at|near|of|visit|visiting|across)[ \t]+$")
+_PLACE_BEFORE = re.compile(
+    r"\b(?:in|from|to|at|near|of|visit|visiting|across|then|via|towards?|into|outside|around|"
+    r"between|leaving)[ \t]+$"
+)
+#: words before a run that make it a place whatever its words ("lives in Oued Esseder")
+_IN_PLACE = re.compile(
+    r"\b(?:in|lives in|live in|moved here from|flew to|arrived at|located in|based in|"
+    r"street in|is on|are on)[ \t]+$"
+)
+#: after a run: a street ("Verdandi Gränd street"), or a shop ("Susie's Casuals")
+_STREET_AFTER = re.compile(r"[ \t]+(?:street|road|avenue|square|lane)\b")
+_SHOP_AFTER = re.compile(r"['’]s[ \t]+([A-Z][a-z]+)")
 
 
 def _vouched(words: list[str], low: list[str]) -> bool:
@@ -135,13 +147,45 @@ _LATIN = re.compile(r"[A-Za-zÀ-ɏ'’-]+")
 
 
 def _single(before: str, low: str, cue: bool) -> bool:
-    """One word alone: a census first name or surname that is not an ordinary word or a
-    city; after a cue ("this is Kenji") any word that is neither."""
-    if low in common_words() or low in places():
+    """One word alone: a census first name that is not an ordinary word nor a country
+    ("Kenji" yes, "Frank", "Kenya" no; "Sydney", "Alexandra" unless after "in", "from"), or
+    a census surname that is no place ("Johansen" yes, "London" no); after a cue ("this is
+    Kenji") any word that is neither an ordinary word nor a known place."""
+    if low in common_words() or low in countries():
         return False
-    if low not in first_names():
-        return low not in proper_nouns() and (cue or low.replace("’", "'") in surnames())
-    return low not in proper_nouns() or _PLACE_BEFORE.search(before) is None
+    if low in first_names():
+        if low in places() or low in proper_nouns():
+            return _PLACE_BEFORE.search(before) is None
+        return True
+    if low in places() or low in proper_nouns():
+        return False
+    return cue or low.replace("’", "'") in surnames()
+
+
+#: a list of single capitalised words: "Luke, Abderrahman, Johannes and Sam", "Hols and Lind"
+_LIST = re.compile(
+    rf"(?<![\w'’-]){_WORD}(?:,[ \t]+{_WORD})*,?[ \t]+(?:and|&)[ \t]+{_WORD}(?![\w'’-])"
+)
+
+
+def _lists(text: str, found: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The other members of a list one of whose members is a name already (a list of
+    people: "founders: Kluge, Gottschalk and Ogasahara"), except places and ordinary words
+    that are no first names ("Luke" and "Sam" count here)."""
+    starts = {a for a, _ in found}
+    out: list[tuple[int, int]] = []
+    for m in _LIST.finditer(text):
+        members = list(_WORDS.finditer(m.group()))
+        if not any(m.start() + w.start() in starts for w in members):
+            continue
+        for w in members:
+            low = w.group().lower()
+            if low in _STOP or low in places():
+                continue
+            if low in common_words() and low not in first_names():
+                continue
+            out.append((m.start() + w.start(), m.start() + w.end()))
+    return out
 
 
 def names(text: str) -> list[tuple[int, int]]:
@@ -168,11 +212,18 @@ def names(text: str) -> list[tuple[int, int]]:
             continue
         if len(words) > 1 and " ".join(words).lower() in places():
             continue  # "Maryland Heights", "Buenos Aires"
-        if _ORG_AFTER.match(text, end) is not None:
+        if _ORG_AFTER.match(text, end) is not None or _STREET_AFTER.match(text, end):
+            continue
+        if low[0] not in first_names() and _IN_PLACE.search(window) is not None:
+            continue
+        shop = _SHOP_AFTER.match(text, end) if len(words) == 1 else None
+        if shop is not None and shop.group(1).lower() in common_words():
             continue
         if len(words) == 1:
             if _single(window, low[0], cue):
                 out.append((start, end))
         elif _vouched(words, low):
             out.append((start, end))
+    if out and ("," in text or " and " in text or "&" in text):
+        out += _lists(text, out)
     return out

@@ -43,6 +43,8 @@ PUBLIC_MISSES = [
     ("Markus Gerste\n\n2018 Main Street\n Apt. 57\n Emmen\n Norway 6139", "6139", "ADDRESS"),
     ("43 Farrar Parade, Koojan, WA 6510", "6510", "ADDRESS"),
     ("My zip code is 30303", "30303", "ADDRESS"),
+    ("They had 6: Luke, Abderrahman, Marianne and Sam.", "Abderrahman", "NAME"),  # a list
+    ("Fausto Calabrese but everyone calls me Alma", "Alma", "NAME"),
 ]
 
 #: look-alikes that must stay: versions, prices, order numbers, dates that are not births
@@ -63,6 +65,10 @@ KEEP = [
     "Order 1234 ships to Austin today.",
     "PO Box 4505, growth +20% year over year",
     "It takes 5-30 minutes; zip 59179; SKU 123-456-789",
+    "I bought it at Susie's Casuals last week.",
+    "My friend lives in Oued Esseder",
+    "The title refers to Verdandi Gränd street.",
+    "Kenya was super fun to visit!",
 ]
 
 
@@ -82,9 +88,10 @@ def test_public_benchmark_held_out_figures() -> None:
     FakeNameGenerator people, odd lines / rows: never looked at while writing the rules).
 
     The issue's target is recall >= 0.95 and precision >= 0.98 per kind. ADDRESS and DOB
-    meet it; NAME does not (about 0.68 / 0.89 here: bare first names and surnames of 30+
-    cultures without a cue, organisations named after people). The NAME floors below are
-    the measured figures less a margin, so a regression fails; they are not the target."""
+    meet it; NAME does not (0.70 / 0.92 here, 0.71 / 0.91 on --public 2000: bare first names
+    and surnames of 30+ cultures without a cue, shops and firms named after people, small
+    towns). The NAME floors below are the measured figures less a margin, so a regression
+    fails; they are not the target."""
     sys.path.insert(0, str(BENCH))
     try:
         import pii_eval
@@ -95,5 +102,5 @@ def test_public_benchmark_held_out_figures() -> None:
     for kind in ("ADDRESS", "DOB"):
         assert report[kind]["recall"] >= 0.95 and report[kind]["precision"] >= 0.98, kind
     assert report["person"]["recall"] >= 0.85  # given + surname
-    assert report["NAME"]["recall"] >= 0.65 and report["NAME"]["precision"] >= 0.87
+    assert report["NAME"]["recall"] >= 0.67 and report["NAME"]["precision"] >= 0.89
     assert sum(pii_eval.negatives_false_positives(2000, 0).values()) == 0

@@ -13,15 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from faststream.kafka import KafkaMessage
-
-from rlstream.delivery.runtime import (
-    Runtime,
-    documented_batch,
-    kafka_app,
-    raw_values,
-    subscriber_kwargs,
-)
+from rlstream.delivery.service import StreamService, Topic
 from rlstream.events import DatasetReleased, DLQRecord, ScoredEvent, TrainingRunEvent, topics
 from rlstream.launch import launcher_from_settings
 from rlstream.services.curator.handler import CuratorHandler
@@ -29,46 +21,39 @@ from rlstream.services.curator.settings import CuratorSettings
 
 SERVICE = "curator"
 settings = CuratorSettings()
-rt = Runtime(SERVICE, settings, (topics.DATASETS, topics.dlq(topics.SCORED)))
-broker, app = kafka_app(
+service = StreamService(
     SERVICE,
     settings,
     "Scored rollouts -> pending pool -> sealed dataset releases -> training launch.",
+    source=Topic(topics.SCORED, ScoredEvent, "scored", "ScoredRollout. Key: task key."),
+    outputs=(
+        Topic(
+            topics.DATASETS,
+            DatasetReleased,
+            "datasets",
+            "DatasetReleased: manifest, hashes, profile, lineage summary. Key: dataset id.",
+        ),
+        Topic(
+            topics.TRAINING,
+            TrainingRunEvent,
+            "training",
+            "TrainingRunEvent: launched, started, succeeded, failed (with the reason) or "
+            "over_budget. event_id = run_id:state (deduplicate on it). Key: run id.",
+        ),
+        Topic(
+            topics.dlq(topics.SCORED),
+            DLQRecord,
+            "scored-dlq",
+            "Scored record the curator could not accept, with the reason.",
+        ),
+    ),
+    sized=(topics.DATASETS, topics.dlq(topics.SCORED)),
 )
+rt, broker, app = service.rt, service.broker, service.app
 launcher = launcher_from_settings(settings)
 handler = CuratorHandler(rt, settings, launcher)
+service.handler = handler.handle
 _tasks: list[asyncio.Task[None]] = []
-
-datasets_out = broker.publisher(
-    rt.topic(topics.DATASETS),
-    schema=DatasetReleased,
-    title="datasets",
-    description="DatasetReleased: manifest, hashes, profile, lineage summary. Key: dataset id.",
-)
-training_out = broker.publisher(
-    rt.topic(topics.TRAINING),
-    schema=TrainingRunEvent,
-    title="training",
-    description="TrainingRunEvent: launched, started, succeeded, failed (with the reason) or "
-    "over_budget. event_id = run_id:state (deduplicate on it). Key: run id.",
-)
-dlq_out = broker.publisher(
-    rt.topic(topics.dlq(topics.SCORED)),
-    schema=DLQRecord,
-    title="scored-dlq",
-    description="Scored record the curator could not accept, with the reason.",
-)
-
-
-@broker.subscriber(  # type: ignore[untyped-decorator]
-    rt.topic(topics.SCORED),
-    decoder=raw_values,
-    title="scored",
-    description="ScoredRollout. Key: task key.",
-    **subscriber_kwargs(settings, SERVICE),
-)
-async def on_scored(body: documented_batch(ScoredEvent), msg: KafkaMessage) -> None:  # type: ignore[valid-type]
-    await rt.runner.run(msg, handler.handle)
 
 
 @app.on_startup
@@ -79,11 +64,6 @@ async def _start() -> None:
     _tasks.append(asyncio.create_task(handler.training.follow_runs()))
 
 
-@app.after_startup
-async def _ready() -> None:
-    rt.health.set_ready(True)
-
-
 @app.on_shutdown
 async def _stop() -> None:
     for t in _tasks:
@@ -91,8 +71,3 @@ async def _stop() -> None:
         with contextlib.suppress(asyncio.CancelledError):
             await t
     await launcher.close()
-
-
-@app.after_shutdown
-async def _closed() -> None:
-    await rt.stop()

@@ -10,15 +10,7 @@ from __future__ import annotations
 
 import logging
 
-from faststream.kafka import KafkaMessage
-
-from rlstream.delivery.runtime import (
-    Runtime,
-    documented_batch,
-    kafka_app,
-    raw_values,
-    subscriber_kwargs,
-)
+from rlstream.delivery.service import StreamService, Topic
 from rlstream.events import DeploymentEvent, DLQRecord, EvaluationEvent, TrainingRunEvent, topics
 from rlstream.registry import ProducerSink, Registry, make_target
 from rlstream.services.evaluator.evaluate import load_evaluate
@@ -28,12 +20,40 @@ from rlstream.services.evaluator.settings import EvaluatorSettings
 log = logging.getLogger("rlstream.services.evaluator")
 SERVICE = "evaluator"
 settings = EvaluatorSettings()
-rt = Runtime(SERVICE, settings)
-broker, app = kafka_app(
+service = StreamService(
     SERVICE,
     settings,
     "Succeeded training runs -> held-out evaluation -> gate decision -> promotion.",
+    source=Topic(
+        topics.TRAINING,
+        TrainingRunEvent,
+        "training",
+        "TrainingRunEvent; only state=succeeded is evaluated. Key: run id.",
+    ),
+    outputs=(
+        Topic(
+            topics.EVALUATIONS,
+            EvaluationEvent,
+            "evaluations",
+            "EvaluationEvent: the gate's decision and figures. Key: run id. "
+            "event_id = evaluation id (stable per run).",
+        ),
+        Topic(
+            topics.DEPLOYMENTS,
+            DeploymentEvent,
+            "deployments",
+            "DeploymentEvent: an alias moved (promote or rollback). Key: agent. "
+            "event_id = promotion id.",
+        ),
+        Topic(
+            topics.dlq(topics.TRAINING),
+            DLQRecord,
+            "training-dlq",
+            "Training event the evaluator could not accept, with the reason.",
+        ),
+    ),
 )
+rt, broker, app = service.rt, service.broker, service.app
 target = make_target(settings)
 _registry: list[Registry] = []
 
@@ -43,38 +63,7 @@ def registry() -> Registry:
 
 
 handler = EvaluatorHandler(rt, settings, registry, load_evaluate(settings.evaluate_function))
-
-evaluations_out = broker.publisher(
-    rt.topic(topics.EVALUATIONS),
-    schema=EvaluationEvent,
-    title="evaluations",
-    description="EvaluationEvent: the gate's decision and figures. Key: run id. "
-    "event_id = evaluation id (stable per run).",
-)
-deployments_out = broker.publisher(
-    rt.topic(topics.DEPLOYMENTS),
-    schema=DeploymentEvent,
-    title="deployments",
-    description="DeploymentEvent: an alias moved (promote or rollback). Key: agent. "
-    "event_id = promotion id.",
-)
-dlq_out = broker.publisher(
-    rt.topic(topics.dlq(topics.TRAINING)),
-    schema=DLQRecord,
-    title="training-dlq",
-    description="Training event the evaluator could not accept, with the reason.",
-)
-
-
-@broker.subscriber(  # type: ignore[untyped-decorator]
-    rt.topic(topics.TRAINING),
-    decoder=raw_values,
-    title="training",
-    description="TrainingRunEvent; only state=succeeded is evaluated. Key: run id.",
-    **subscriber_kwargs(settings, SERVICE),
-)
-async def on_training(body: documented_batch(TrainingRunEvent), msg: KafkaMessage) -> None:  # type: ignore[valid-type]
-    await rt.runner.run(msg, handler.handle)
+service.handler = handler.handle
 
 
 @app.on_startup
@@ -88,13 +77,3 @@ async def _start() -> None:
         await registry().announce_pending()
     except Exception:
         log.warning("pending promotions not announced yet; will retry", exc_info=True)
-
-
-@app.after_startup
-async def _ready() -> None:
-    rt.health.set_ready(True)
-
-
-@app.after_shutdown
-async def _closed() -> None:
-    await rt.stop()

@@ -11,17 +11,9 @@ import asyncio
 import contextlib
 import logging
 
-from faststream.kafka import KafkaMessage
-
 from rlstream.assembly import Assembler, AssemblyOptions
 from rlstream.assembly.pg import StoreTurnStore
-from rlstream.delivery.runtime import (
-    Runtime,
-    documented_batch,
-    kafka_app,
-    raw_values,
-    subscriber_kwargs,
-)
+from rlstream.delivery.service import StreamService, Topic
 from rlstream.events import DLQRecord, RawTurnDelta, topics
 from rlstream.services.ingest.handler import IngestHandler
 from rlstream.services.ingest.settings import IngestSettings
@@ -29,41 +21,36 @@ from rlstream.transcript import Transcript
 
 SERVICE = "ingest"
 settings = IngestSettings()
-rt = Runtime(SERVICE, settings, (topics.TRANSCRIPTS, topics.dlq(topics.CONVERSATIONS_RAW)))
 log = logging.getLogger("rlstream.services.ingest")
-
-broker, app = kafka_app(
-    SERVICE, settings, "Raw agent conversations (whole or turn deltas) -> canonical transcripts."
-)
-_state: dict[str, object] = {}
-
-transcripts_out = broker.publisher(
-    rt.topic(topics.TRANSCRIPTS),
-    schema=Transcript,
-    title="transcripts",
-    description="Canonical, PII-redacted Transcript. Key: conversation id.",
-)
-dlq_out = broker.publisher(
-    rt.topic(topics.dlq(topics.CONVERSATIONS_RAW)),
-    schema=DLQRecord,
-    title="raw-dlq",
-    description="Rejected raw record with original bytes and the reason. Key: as received.",
-)
-
-
-@broker.subscriber(  # type: ignore[untyped-decorator]
-    rt.topic(topics.CONVERSATIONS_RAW),
-    decoder=raw_values,
-    title="conversations-raw",
-    description=(
+service = StreamService(
+    SERVICE,
+    settings,
+    "Raw agent conversations (whole or turn deltas) -> canonical transcripts.",
+    source=Topic(
+        topics.CONVERSATIONS_RAW,
+        RawTurnDelta,
+        "conversations-raw",
         "Whole conversations in any supported format (canonical, OpenAI, Anthropic, "
-        "ShareGPT …) or RawTurnDelta records. Key: conversation id."
+        "ShareGPT …) or RawTurnDelta records. Key: conversation id.",
     ),
-    **subscriber_kwargs(settings, SERVICE),
+    outputs=(
+        Topic(
+            topics.TRANSCRIPTS,
+            Transcript,
+            "transcripts",
+            "Canonical, PII-redacted Transcript. Key: conversation id.",
+        ),
+        Topic(
+            topics.dlq(topics.CONVERSATIONS_RAW),
+            DLQRecord,
+            "raw-dlq",
+            "Rejected raw record with original bytes and the reason. Key: as received.",
+        ),
+    ),
+    sized=(topics.TRANSCRIPTS, topics.dlq(topics.CONVERSATIONS_RAW)),
 )
-async def on_raw(body: documented_batch(RawTurnDelta), msg: KafkaMessage) -> None:  # type: ignore[valid-type]
-    handler: IngestHandler = _state["handler"]  # type: ignore[assignment]
-    await rt.runner.run(msg, handler.handle)
+rt, broker, app = service.rt, service.broker, service.app
+_state: dict[str, object] = {}
 
 
 async def _sweeper(handler: IngestHandler) -> None:
@@ -94,14 +81,9 @@ async def _start() -> None:
         else IngestOptions()
     )
     handler = IngestHandler(rt, Ingestor(opts), assembler)
-    _state["handler"] = handler
+    service.handler = handler.handle
     _state["sweeper"] = asyncio.create_task(_sweeper(handler))
     log.info("ingest ready", extra={"restored_open_conversations": restored})
-
-
-@app.after_startup
-async def _ready() -> None:
-    rt.health.set_ready(True)
 
 
 @app.on_shutdown
@@ -111,8 +93,3 @@ async def _stop() -> None:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
-
-
-@app.after_shutdown
-async def _closed() -> None:
-    await rt.stop()

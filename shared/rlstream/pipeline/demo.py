@@ -244,8 +244,8 @@ def _promote(
 ) -> tuple[str, dict[str, int]]:
     import orjson
 
-    from rlstream.pipeline.registry_step import promote_and_trace, verdict_from
-    from rlstream.registry import CandidateRun
+    from rlstream.pipeline.registry_step import promote_and_trace
+    from rlstream.registry import CandidateRun, Verdict
 
     out = cfg.folder / "out"
     with clock.stage("promote") as s:
@@ -265,7 +265,9 @@ def _promote(
                 ),
                 adapter_dir=Path(run.adapter_dir),
                 baseline_model=str(base),
-                verdict=verdict_from(data, decision, out / "report.json"),
+                verdict=Verdict.from_report(
+                    data, decision.decision, decision.reasons, str(out / "report.json")
+                ),
                 heldout_share=cfg.heldout_share,
             )
         )

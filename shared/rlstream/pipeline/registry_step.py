@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from rlstream.curation.writer import MANIFEST, Manifest
-from rlstream.evaluation import GateDecision
 from rlstream.lineage import build_tree, record_release
 from rlstream.registry import CandidateRun, Registry, Verdict, apply_decision, record_evaluation
 from rlstream.settings import Settings
@@ -27,23 +26,6 @@ class Promotion:
     promoted: bool
     lineage_counts: dict[str, int]
     lineage: dict[str, Any]
-
-
-def verdict_from(report: dict[str, Any], decision: GateDecision, path: Path) -> Verdict:
-    d = report["delta"]
-    metric = d["metric"]
-    return Verdict(
-        decision=decision.decision,
-        reasons=decision.reasons,
-        metric=metric,
-        baseline_value=report["baseline"][metric],
-        candidate_value=report["candidate"][metric],
-        delta_mean=d["mean"],
-        delta_ci_low=d["ci_low"],
-        delta_ci_high=d["ci_high"],
-        report={k: v for k, v in report.items() if k != "prompts"},
-        report_path=str(path),
-    )
 
 
 async def promote_and_trace(

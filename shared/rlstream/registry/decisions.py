@@ -7,8 +7,9 @@ Every id is derived from the run id, so doing it again after a crash changes not
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
@@ -47,6 +48,27 @@ class Verdict(BaseModel):
     delta_ci_high: float | None = None
     report: dict[str, JsonValue] = {}
     report_path: str | None = None
+
+    @classmethod
+    def from_report(
+        cls, report: Mapping[str, Any], decision: str, reasons: Sequence[str], report_path: str
+    ) -> Verdict:
+        """The verdict on an evaluation report (``rlstream.evaluation.write_report``'s dict):
+        the figures of its metric; the per-prompt rows stay on disk, not in the registry."""
+        delta = report["delta"]
+        metric = delta["metric"]
+        return cls(
+            decision=decision,
+            reasons=tuple(reasons),
+            metric=metric,
+            baseline_value=report["baseline"][metric],
+            candidate_value=report["candidate"][metric],
+            delta_mean=delta["mean"],
+            delta_ci_low=delta["ci_low"],
+            delta_ci_high=delta["ci_high"],
+            report={k: v for k, v in report.items() if k != "prompts"},
+            report_path=report_path,
+        )
 
 
 async def record_run(registry: Registry, run: CandidateRun) -> None:

@@ -88,16 +88,6 @@ def evaluate_with_library(job: EvalJob) -> Verdict:
     report = run_evaluation(request)
     decision = decide(report, gate)
     data = write_report(report, decision, job.report_dir, gate=gate)
-    delta, metric = data["delta"], data["delta"]["metric"]
-    return Verdict(
-        decision=decision.decision,
-        reasons=decision.reasons,
-        metric=metric,
-        baseline_value=data["baseline"][metric],
-        candidate_value=data["candidate"][metric],
-        delta_mean=delta["mean"],
-        delta_ci_low=delta["ci_low"],
-        delta_ci_high=delta["ci_high"],
-        report={k: v for k, v in data.items() if k != "prompts"},  # per-prompt rows stay on disk
-        report_path=str(job.report_dir / "report.json"),
+    return Verdict.from_report(
+        data, decision.decision, decision.reasons, str(job.report_dir / "report.json")
     )

@@ -13,20 +13,8 @@ from rlstream.curation import CurateOptions
 from rlstream.grading import SpecResolver
 from rlstream.pipeline.batch import run_batch
 from rlstream.rewards.registry import available_rewards
+from rlstream.services.cli import ingest_options as flags
 from rlstream.services.cli.common import expand_inputs, friendly_errors
-from rlstream.services.cli.ingest_options import (
-    FormatOpt,
-    IdFieldOpt,
-    LabelFieldOpt,
-    MappingOpt,
-    MaxRejectsOpt,
-    MessagesFieldOpt,
-    NearDupOpt,
-    OutcomeFieldOpt,
-    OutcomeValuesOpt,
-    TaskKeyFieldOpt,
-    build_options,
-)
 from rlstream.services.cli.report import ConsoleReport
 
 improve_app = typer.Typer(help="The whole batch pipeline in one command.", no_args_is_help=True)
@@ -67,21 +55,21 @@ def improve_run(
         help="reward name(s), comma separated; one of: " + ", ".join(available_rewards()),
     ),
     reward_config: Path = typer.Option(None, "--reward-config", help="YAML agent -> rewards"),
-    fmt: FormatOpt = "auto",
-    mapping: MappingOpt = None,
-    messages_field: MessagesFieldOpt = None,
-    id_field: IdFieldOpt = None,
-    task_key_field: TaskKeyFieldOpt = None,
-    outcome_field: OutcomeFieldOpt = None,
-    outcome_values: OutcomeValuesOpt = None,
-    label_field: LabelFieldOpt = None,
-    near_dup_merge: NearDupOpt = False,
-    max_rejects: MaxRejectsOpt = None,
+    fmt: flags.FormatOpt = "auto",
+    mapping: flags.MappingOpt = None,
+    messages_field: flags.MessagesFieldOpt = None,
+    id_field: flags.IdFieldOpt = None,
+    task_key_field: flags.TaskKeyFieldOpt = None,
+    outcome_field: flags.OutcomeFieldOpt = None,
+    outcome_values: flags.OutcomeValuesOpt = None,
+    label_field: flags.LabelFieldOpt = None,
+    near_dup_merge: flags.NearDupOpt = False,
+    max_rejects: flags.MaxRejectsOpt = None,
     band: tuple[float, float] = typer.Option((0.2, 0.8), help="curation pass-rate band"),
 ) -> None:
     """Ingest → grade → profile → curate, writing every stage's file to OUTPUT."""
     specs = SpecResolver.from_options(reward, reward_config)
-    options = build_options(
+    options = flags.build_options(
         fmt, mapping, messages_field, id_field, task_key_field, outcome_field, label_field,
         near_dup_merge, max_rejects, outcome_values=outcome_values,
     )  # fmt: skip

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 import re
-from functools import lru_cache
 from typing import Any, ClassVar
 
 from rlstream.errors import MissingContextError, RewardError
@@ -161,22 +160,7 @@ def extract_answer(text: str) -> tuple[list[float] | None, str]:
     return (got, "last_number") if got is not None else (None, "none")
 
 
-@lru_cache(maxsize=4096)
-def _gold_cached(label: str | int | float) -> float:
-    return _parse_gold(label)
-
-
 def parse_gold(label: Any) -> float:
-    """The gold answer (cached for plain labels: a task's label repeats for every rollout)."""
-    tl = type(label)
-    if tl is str or tl is int or tl is float:
-        return _gold_cached(label)
-    if isinstance(label, str | int | float) and not isinstance(label, bool):
-        return _gold_cached(label)
-    return _parse_gold(label)
-
-
-def _parse_gold(label: Any) -> float:
     """The gold answer from a number, "#### 18", "A: 18", "\\boxed{18}", "18" or a mapping
     holding one of those under answer/gold/label/target."""
     if isinstance(label, bool):
@@ -186,7 +170,7 @@ def _parse_gold(label: Any) -> float:
     if isinstance(label, dict):
         for key in ("answer", "gold", "label", "target", "final_answer"):
             if key in label:
-                return parse_gold(label[key])  # the plain value's parse is cached
+                return parse_gold(label[key])
         raise RewardError(f"gsm8k: label mapping has no answer field: {sorted(label)}")
     if isinstance(label, str):
         values, _ = extract_answer(label)

@@ -148,3 +148,66 @@ def test_library_is_a_namespace_split_across_two_roots() -> None:
     roots = {Path(p).resolve() for p in rlstream.__path__}
     assert (ROOT / "shared" / "rlstream").resolve() in roots
     assert (ROOT / "services" / "rlstream").resolve() in roots
+
+
+def _package_of(module: str) -> str:
+    """``rlstream.<package>``, or ``rlstream.services.<service>`` for a deployable."""
+    parts = module.split(".")
+    return ".".join(parts[: 3 if parts[:2] == ["rlstream", "services"] else 2])
+
+
+def private_import_violations(root: Path, top: Path) -> list[str]:
+    """Imports of another package's underscore module or name (``rlstream.formats._common``
+    from ``rlstream.ingest``): what one package shares with others is public, by name."""
+    offenders: set[str] = set()
+    for p in sorted(root.rglob("*.py")):
+        mine = _package_of(_module_name(p, top))
+        for m in _imports(p, top):
+            parts = m.split(".")
+            private = next(
+                (i for i, x in enumerate(parts) if x.startswith("_") and not x.startswith("__")),
+                None,
+            )
+            if parts[0] == "rlstream" and private is not None and _package_of(m) != mine:
+                offenders.add(f"{p.relative_to(top)} imports {'.'.join(parts[: private + 1])}")
+    return sorted(offenders)
+
+
+def test_no_package_imports_another_packages_private_modules() -> None:
+    offenders = [
+        *private_import_violations(LIBRARY, LIBRARY.parent),
+        *private_import_violations(SERVICES, SERVICES.parent.parent),
+    ]
+    assert not offenders, "\n".join(offenders)
+
+
+def test_private_import_rule_catches_planted_violations(tmp_path: Path) -> None:
+    _tree(
+        tmp_path,
+        {
+            "shared/rlstream/formats/__init__.py": "",
+            "shared/rlstream/formats/_common.py": "",
+            "shared/rlstream/formats/openai.py": (
+                "from rlstream.formats._common import x\nfrom ._common import y\n"
+            ),
+            "shared/rlstream/formats/sub/deep.py": "from .._common import z\n",
+            "shared/rlstream/ingest/__init__.py": "",
+            "shared/rlstream/ingest/bad_abs.py": "from rlstream.formats._common import x\n",
+            "shared/rlstream/ingest/bad_rel.py": "from ..formats import _common\n",
+            "shared/rlstream/ingest/bad_name.py": "from rlstream.formats.openai import _helper\n",
+            "shared/rlstream/ingest/ok.py": "from rlstream.formats import parse\nimport __future__\n",
+            "services/rlstream/services/grader/_util.py": "",
+            "services/rlstream/services/grader/app.py": "from ._util import u\n",
+            "services/rlstream/services/grader/bad.py": "import rlstream.rewards._common\n",
+        },
+    )
+    lib = tmp_path / "shared" / "rlstream"
+    svc = tmp_path / "services" / "rlstream" / "services"
+    assert private_import_violations(lib, lib.parent) == [
+        "rlstream/ingest/bad_abs.py imports rlstream.formats._common",
+        "rlstream/ingest/bad_name.py imports rlstream.formats.openai._helper",
+        "rlstream/ingest/bad_rel.py imports rlstream.formats._common",
+    ]
+    assert private_import_violations(svc, svc.parent.parent) == [
+        "rlstream/services/grader/bad.py imports rlstream.rewards._common",
+    ]

@@ -12,8 +12,8 @@ from rlstream.evaluation.models import Sample
 from rlstream.evaluation.prompts import HeldoutPrompt
 from rlstream.evaluation.sampler import Generation
 from rlstream.grading import RewardSpec, grade_one
-from rlstream.rewards._toolcalls import calls_in_text, fenced_blocks
 from rlstream.rewards.base import RewardContext
+from rlstream.rewards.toolcalls import calls_in_text, fenced_blocks
 from rlstream.transcript import Message, Transcript
 
 

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from rlstream.errors import SchemaViolation, UnknownFormatError
 from rlstream.formats import builtin as _builtin  # registers the built-in formats
-from rlstream.formats._common import get_path
+from rlstream.formats._common import content_hash, dumps_sorted, get_path
 from rlstream.formats.mapping import FieldMapping, apply_mapping
 from rlstream.formats.registry import (
     Format,
@@ -38,7 +38,9 @@ __all__ = [
     "FieldMapping",
     "Format",
     "apply_mapping",
+    "content_hash",
     "detect_format",
+    "dumps_sorted",
     "format_names",
     "get_format",
     "get_path",

@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import JsonValue, ValidationError
 
 from rlstream.errors import SchemaViolation
+from rlstream.fastmodel import replaced, trusted
 from rlstream.formats._common import (
     COMMON_KEYS,
     ID_KEYS,
@@ -20,7 +21,6 @@ from rlstream.formats._common import (
     jsonable,
     parse_ts,
 )
-from rlstream.formats._fast import replaced, trusted
 from rlstream.transcript.model import Message, Transcript
 
 _TS_KEYS = ("timestamp", "created_at", "time")

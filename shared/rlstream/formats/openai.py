@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import JsonValue
 
 from rlstream.errors import SchemaViolation
+from rlstream.fastmodel import trusted
 from rlstream.formats._build import build, link_tool_names, message_timestamp
 from rlstream.formats._common import (
     as_text,
@@ -19,7 +20,6 @@ from rlstream.formats._common import (
     str_keys,
     tool_from_openai,
 )
-from rlstream.formats._fast import trusted
 from rlstream.formats.pairs import checked_pair_kind, is_pair, responses_record
 from rlstream.transcript.model import Message, Role, ToolCall, Transcript
 

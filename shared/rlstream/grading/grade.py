@@ -9,23 +9,20 @@ with the reason; the run goes on.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from rlstream.errors import RlstreamError
+from rlstream.fastmodel import trusted
 from rlstream.grading.spec import RewardSpec, SpecItem
-from rlstream.rewards._common import fast_model
-from rlstream.rewards.base import RewardContext, RewardResult
+from rlstream.rewards.base import GroupScorer, RewardContext, RewardResult, group_scorer_factory
 from rlstream.rewards.outcome import OutcomeReward
 from rlstream.rollout import ScoredRollout
 from rlstream.transcript import Transcript
 
 Progress = Callable[[int, int], None]
-#: what a group-aware reward's ``group_scorer(peers)`` returns: ``(transcript, context)``
-#: -> result, equal to calling the reward with ``context.group`` = the other peers
-GroupScorer = Callable[[Transcript, RewardContext], RewardResult]
 _EMPTY_CONTEXT = RewardContext()
 
 
@@ -61,7 +58,7 @@ def _combine(t: Transcript, spec: RewardSpec, results: list[RewardResult]) -> Sc
             if not r.passed:
                 passed = False
         score = min(1.0, max(0.0, acc / total_w))
-    return fast_model(
+    return trusted(
         ScoredRollout,
         {
             "schema_version": 1,
@@ -139,7 +136,7 @@ def grade_many(
             if not isinstance(res, GradeFailure) and judge(t, res):
                 peers.setdefault(key, []).append(t)
     scorers: dict[tuple[str, str], GroupScorer] = {}
-    factories = [getattr(i.reward, "group_scorer", None) for i in grouped]
+    factories = [group_scorer_factory(i.reward) for i in grouped]
     left: dict[str, int] = {}  # rollouts of each group still to grade: a done group's
     for key in keys:  # scorers (and the calls they hold) are dropped
         left[key] = left.get(key, 0) + 1
@@ -171,7 +168,7 @@ def _second_pass(
     key: str,
     spec: RewardSpec,
     grouped: list[SpecItem],
-    factories: list[Callable[[tuple[Transcript, ...]], GroupScorer] | None],
+    factories: list[Callable[[Sequence[Transcript]], GroupScorer] | None],
     got: dict[str, RewardResult],
     base: RewardContext,
     peers: dict[str, list[Transcript]],

@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 
 from rlstream.errors import ConfigError
-from rlstream.rewards.base import Reward
+from rlstream.rewards.base import Reward, is_group_aware
 from rlstream.rewards.config import RewardConfig, RewardEntry, load_reward_config
 from rlstream.rewards.registry import available_rewards, get_reward
 
@@ -59,7 +59,7 @@ class RewardSpec:
             if e.threshold is not None:
                 opts["threshold"] = e.threshold
             reward = get_reward(e.name, **opts)
-            items.append(SpecItem(e, reward, bool(getattr(reward, "uses_group", False))))
+            items.append(SpecItem(e, reward, is_group_aware(reward)))
         return cls(tuple(items))
 
     @classmethod

@@ -14,9 +14,8 @@ from typing import Any
 
 from rlstream import limits
 from rlstream.errors import InputError, SchemaViolation, TooManyRejectsError
-from rlstream.formats import parse_record
-from rlstream.formats._common import content_hash
-from rlstream.formats._fast import replaced
+from rlstream.fastmodel import replaced
+from rlstream.formats import content_hash, parse_record
 from rlstream.ingest.models import IngestOptions, IngestSummary, Reject
 from rlstream.ingest.reader import EXCERPT, FileReader, RawItem, expand_paths, file_size
 from rlstream.ingest.seen import CompactSeenSet

@@ -20,7 +20,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from rlstream.formats._fast import replaced
+from rlstream.fastmodel import replaced
 from rlstream.pii.detectors import find_spans
 from rlstream.pii.redact import Redactor, pii_free_id
 from rlstream.transcript.model import Message, ToolCall, Transcript

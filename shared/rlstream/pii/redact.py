@@ -18,7 +18,7 @@ import orjson
 from pydantic import JsonValue
 
 from rlstream import limits
-from rlstream.formats._fast import replaced
+from rlstream.fastmodel import replaced
 from rlstream.pii.detectors import (
     CONTEXT_KINDS,
     PASSWORD_KEY,

@@ -1,5 +1,28 @@
-"""Rewards: pure, versioned ``(transcript, context) -> RewardResult`` functions."""
+"""Rewards: pure, versioned ``(transcript, context) -> RewardResult`` functions.
 
-from rlstream.rewards.base import Reward, RewardContext, RewardResult
+How to add one (plain or group-aware): ``docs/rewards.md``.
+"""
 
-__all__ = ["Reward", "RewardContext", "RewardResult"]
+from rlstream.rewards.base import (
+    GroupAwareReward,
+    GroupScorer,
+    GroupScoringReward,
+    Reward,
+    RewardContext,
+    RewardResult,
+    group_scorer_factory,
+    is_group_aware,
+    make_result,
+)
+
+__all__ = [
+    "GroupAwareReward",
+    "GroupScorer",
+    "GroupScoringReward",
+    "Reward",
+    "RewardContext",
+    "RewardResult",
+    "group_scorer_factory",
+    "is_group_aware",
+    "make_result",
+]

@@ -1,4 +1,4 @@
-"""Helpers every shipped reward shares: option handling, word-boundary matching, results.
+"""Helpers the shipped rewards share: option handling and word-boundary matching.
 
 Keyword checks compile to one ``\\b``-anchored alternation at import time, so "hate" never
 fires inside "whatever" and no reward pays for regex compilation per call.
@@ -8,14 +8,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any, TypeVar
-
-from pydantic import BaseModel
+from typing import Any
 
 from rlstream.errors import ConfigError
-from rlstream.rewards.base import RewardResult
 
-M = TypeVar("M", bound=BaseModel)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
@@ -52,71 +48,3 @@ def reject_unknown(reward: str, options: Mapping[str, Any], known: Iterable[str]
     unknown = sorted(set(options) - set(known))
     if unknown:
         raise ConfigError(f"reward {reward!r}: unknown option(s) {unknown}; known: {sorted(known)}")
-
-
-def clamp(x: float) -> float:
-    return 0.0 if x < 0.0 else 1.0 if x > 1.0 else x
-
-
-def make_result(
-    *,
-    reward: str,
-    version: str,
-    score: float,
-    threshold: float,
-    components: dict[str, float],
-    reasons: list[str],
-    turn_scores: list[float],
-    features: dict[str, float] | None = None,
-) -> RewardResult:
-    """Build a RewardResult without re-validating every field (the hot path).
-
-    Values are produced by our own code and clamped here, so skipping pydantic validation is
-    safe and several times faster than ``RewardResult(...)``.
-    """
-    s = clamp(score)
-    if s != s:  # NaN never leaves a reward
-        raise ValueError(f"{reward}: score is NaN")
-    return fast_model(
-        RewardResult,
-        {
-            "reward": reward,
-            "version": version,
-            "score": s,
-            "passed": s >= threshold,
-            "threshold": threshold,
-            # in range already is the rule: then the value itself, else clamp() (NaN stays)
-            "components": {k: v if 0.0 <= v <= 1.0 else clamp(v) for k, v in components.items()},
-            "reasons": tuple(reasons),
-            "turn_scores": tuple([t if 0.0 <= t <= 1.0 else clamp(t) for t in turn_scores]),
-            "features": features or {},
-        },
-    )
-
-
-_FIELDS_SET: dict[type[BaseModel], set[str]] = {}
-# BaseModel's own slot descriptors, called directly: cheaper than object.__setattr__'s lookup
-_SLOTS = BaseModel.__dict__
-_set_dict = _SLOTS["__dict__"].__set__
-_set_fields = _SLOTS["__pydantic_fields_set__"].__set__
-_set_extra = _SLOTS["__pydantic_extra__"].__set__
-_set_private = _SLOTS["__pydantic_private__"].__set__
-_new = object.__new__
-
-
-def fast_model(cls: type[M], values: dict[str, Any]) -> M:
-    """An instance of a frozen pydantic model from values our own code computed.
-
-    Skips validation and ``model_construct``'s bookkeeping: the hot path grades thousands of
-    rollouts a second. ``values`` must name every field (tests compare the result with a
-    validated instance).
-    """
-    m: M = _new(cls)
-    fields = _FIELDS_SET.get(cls)
-    if fields is None:
-        fields = _FIELDS_SET[cls] = set(cls.model_fields)
-    _set_dict(m, values)
-    _set_fields(m, fields)
-    _set_extra(m, None)
-    _set_private(m, None)
-    return m

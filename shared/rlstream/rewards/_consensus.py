@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from rlstream.rewards._toolcalls import Call, is_free_text
+from rlstream.rewards.toolcalls import Call, is_free_text
 
 Ref = list[tuple[str, dict[str, Any]]]
 Names = tuple[str, ...]

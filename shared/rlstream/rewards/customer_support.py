@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
-from rlstream.rewards._common import clamp, fast_model, reject_unknown, threshold_option
+from rlstream.rewards._common import reject_unknown, threshold_option
 from rlstream.rewards._lexicon import ENDS, Lexicon, Scan, Vocabulary
-from rlstream.rewards.base import RewardContext, RewardResult
+from rlstream.rewards.base import RewardContext, RewardResult, make_result
 from rlstream.transcript import Message, Transcript
 
 
@@ -290,27 +290,19 @@ class CustomerSupportReward:
         score = safety * (_W_RESOLUTION * resolution + _W_TONE * tone + _W_ESCALATION * escalation)
         if not n_turns:
             score = 0.0
-        s = clamp(score)
-        # components and turn scores are constants in [0, 1] and the score is clamped, so
-        # the result is built without re-validation (tests compare with validated models)
-        return fast_model(
-            RewardResult,
-            {
-                "reward": self.name,
-                "version": self.version,
-                "score": s,
-                "passed": s >= self.threshold,
-                "threshold": self.threshold,
-                "components": {
-                    "resolution": resolution,
-                    "tone": tone,
-                    "escalation": escalation,
-                    "safety": safety,
-                },
-                "reasons": tuple(reasons),
-                "turn_scores": tuple(turn_scores),
-                "features": {},
+        return make_result(
+            reward=self.name,
+            version=self.version,
+            score=score,
+            threshold=self.threshold,
+            components={
+                "resolution": resolution,
+                "tone": tone,
+                "escalation": escalation,
+                "safety": safety,
             },
+            reasons=reasons,
+            turn_scores=turn_scores,
         )
 
 

@@ -16,8 +16,8 @@ import re
 from typing import Any, ClassVar
 
 from rlstream.errors import MissingContextError, RewardError
-from rlstream.rewards._common import fast_model, reject_unknown, threshold_option
-from rlstream.rewards.base import RewardContext, RewardResult
+from rlstream.rewards._common import reject_unknown, threshold_option
+from rlstream.rewards.base import RewardContext, RewardResult, make_result
 from rlstream.transcript import Transcript
 
 _FRAC_TEX = re.compile(r"\\[dt]?frac\s*\{\s*([-−]?[\d.,]+)\s*\}\s*\{\s*([-−]?[\d.,]+)\s*\}")
@@ -248,24 +248,18 @@ class Gsm8kReward:
             reasons.append("no number in the final answer")
         elif not correct:
             reasons.append(f"answer {values[0]:g} != gold {gold:g} (via {method})")
-        # every value is 0.0 or 1.0 by construction: built without re-validation
-        return fast_model(
-            RewardResult,
-            {
-                "reward": self.name,
-                "version": self.version,
-                "score": verdict,
-                "passed": verdict >= self.threshold,
-                "threshold": self.threshold,
-                "components": {
-                    "extracted": 0.0 if values is None else 1.0,
-                    "correct": verdict,
-                    "explicit_format": 1.0 if method in _EXPLICIT else 0.0,
-                },
-                "reasons": tuple(reasons),
-                "turn_scores": turn_scores,
-                "features": {},
+        return make_result(
+            reward=self.name,
+            version=self.version,
+            score=verdict,
+            threshold=self.threshold,
+            components={
+                "extracted": 0.0 if values is None else 1.0,
+                "correct": verdict,
+                "explicit_format": 1.0 if method in _EXPLICIT else 0.0,
             },
+            reasons=reasons,
+            turn_scores=turn_scores,
         )
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from rlstream.errors import MissingContextError
-from rlstream.rewards._common import make_result, reject_unknown, threshold_option, words_pattern
-from rlstream.rewards.base import RewardContext, RewardResult
+from rlstream.rewards._common import reject_unknown, threshold_option, words_pattern
+from rlstream.rewards.base import RewardContext, RewardResult, make_result
 from rlstream.rewards.policy import Policy, load_policy
 from rlstream.transcript import Message, Transcript
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from rlstream.errors import ConfigError, MissingContextError, RewardError
-from rlstream.rewards._common import clamp, make_result, reject_unknown, threshold_option
-from rlstream.rewards.base import RewardContext, RewardResult
+from rlstream.rewards._common import reject_unknown, threshold_option
+from rlstream.rewards.base import RewardContext, RewardResult, clamp, make_result
 from rlstream.transcript import Transcript
 
 _TRUE = {"true", "yes", "y", "1", "resolved", "success", "succeeded", "pass", "passed"}

@@ -20,9 +20,10 @@ from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from rlstream.errors import ConfigError, MissingContextError
-from rlstream.rewards._common import fast_model, reject_unknown, threshold_option
+from rlstream.rewards._common import reject_unknown, threshold_option
 from rlstream.rewards._consensus import Ref, Votes, consensus
-from rlstream.rewards._toolcalls import (
+from rlstream.rewards.base import RewardContext, RewardResult, clamp, make_result
+from rlstream.rewards.toolcalls import (
     Call,
     call_from_obj,
     canon_args,
@@ -30,7 +31,6 @@ from rlstream.rewards._toolcalls import (
     extract_with_turns,
     schema_types,
 )
-from rlstream.rewards.base import RewardContext, RewardResult
 from rlstream.transcript import Transcript
 
 __all__ = ["ToolCallingReward", "consensus"]
@@ -101,7 +101,14 @@ class ToolCallingReward:
         """The verdict on ``calls`` (made over ``n_turns`` assistant turns) against ``ref``;
         ``types`` (the declared tools) is empty when the rollout declares none."""
         if len(calls) == len(ref) and _exact(ref, calls, types):
-            return self._result(1.0, dict(_ALL_ONES), (), (1.0,) * n_turns)
+            return make_result(
+                reward=self.name,
+                version=self.version,
+                score=1.0,
+                threshold=self.threshold,
+                components=_ALL_ONES,
+                turn_scores=(1.0,) * n_turns,
+            )
         reasons: list[str] = []
         counts: dict[str, int] = {}
         unique: list[Call] = []
@@ -172,8 +179,8 @@ class ToolCallingReward:
             correct * order_factor * precision * (0.5 if invented else 1.0) * (0.5 if spam else 1.0)
         )
         components = {
-            "tool_selection": _clamp(name_hits / n_ref) if n_ref else 1.0,
-            "arguments": _clamp(arg_total / n_ref) if n_ref else 1.0,
+            "tool_selection": clamp(name_hits / n_ref) if n_ref else 1.0,
+            "arguments": clamp(arg_total / n_ref) if n_ref else 1.0,
             "correct_calls": correct,
             "order": in_order,
             "precision": precision,
@@ -181,30 +188,14 @@ class ToolCallingReward:
             "no_spam": 0.0 if spam else 1.0,
         }
         turn_scores = _turn_scores(calls, n_turns, good_keys, types)
-        return self._result(_clamp(score), components, tuple(reasons), turn_scores)
-
-    def _result(
-        self,
-        score: float,
-        components: dict[str, float],
-        reasons: tuple[str, ...],
-        turn_scores: tuple[float, ...],
-    ) -> RewardResult:
-        # every value is a share or product of shares in [0, 1] built here, so the result
-        # is constructed without re-validation (tests compare with validated models)
-        return fast_model(
-            RewardResult,
-            {
-                "reward": self.name,
-                "version": self.version,
-                "score": score,
-                "passed": score >= self.threshold,
-                "threshold": self.threshold,
-                "components": components,
-                "reasons": reasons,
-                "turn_scores": turn_scores,
-                "features": {},
-            },
+        return make_result(
+            reward=self.name,
+            version=self.version,
+            score=score,
+            threshold=self.threshold,
+            components=components,
+            reasons=reasons,
+            turn_scores=turn_scores,
         )
 
 
@@ -241,10 +232,6 @@ def _exact(ref: Ref, calls: list[Call], types: Types) -> bool:
 
 
 _NO_KEYS: frozenset[str] = frozenset()
-
-
-def _clamp(x: float) -> float:
-    return 0.0 if x < 0.0 else 1.0 if x > 1.0 else x
 
 
 class _GroupScorer:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rlstream.formats._common import dumps_sorted, get_path
-from rlstream.formats._fast import replaced
+from rlstream.fastmodel import replaced
+from rlstream.formats import dumps_sorted, get_path
 from rlstream.pii.detectors import find_spans
 from rlstream.pii.redact import pii_free_id
 from rlstream.taskkey.normalize import normalise_text, short_hash, toolset_hash

@@ -9,7 +9,7 @@ system prompt, so prompts render byte-identically) plus:
   ``<|im_end|>`` included, so SFT learns to stop;
 - tool calls rendered as fenced JSON (```` ```json {"name": ..., "arguments": ...} ``` ````)
   after the assistant text: the form rlstream's rewards already read from assistant text
-  (``rlstream.rewards._toolcalls``), so a trained model's output grades with no extra parser;
+  (``rlstream.rewards.toolcalls``), so a trained model's output grades with no extra parser;
 - tool results as ``tool`` turns.
 
 Any other model keeps its own template when it already has generation markers.

@@ -68,7 +68,7 @@ def test_with_updates_still_validates_changes(bad: dict[str, object]) -> None:
 
 
 def test_replaced_equals_model_copy() -> None:
-    from rlstream.formats._fast import replaced
+    from rlstream.fastmodel import replaced
 
     t = generate_transcripts(2, 1, 2, "support")[0][0]
     update = {"task_key": "k", "task_key_rule": "explicit", "redacted": True}

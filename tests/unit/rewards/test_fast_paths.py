@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from rlstream.rewards import customer_support as cs
 from rlstream.rewards._lexicon import Lexicon
-from rlstream.rewards._toolcalls import canon, canon_args, fenced_blocks
+from rlstream.rewards.toolcalls import canon, canon_args, fenced_blocks
 
 pytestmark = pytest.mark.unit
 

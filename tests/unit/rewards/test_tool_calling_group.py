@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from rlstream.errors import MissingContextError
 from rlstream.rewards._consensus import Votes, consensus
-from rlstream.rewards._toolcalls import Call, extract_calls, is_free_text
 from rlstream.rewards.base import RewardContext
 from rlstream.rewards.tool_calling import ToolCallingReward
+from rlstream.rewards.toolcalls import Call, extract_calls, is_free_text
 from rlstream.transcript import Transcript
 
 pytestmark = pytest.mark.unit

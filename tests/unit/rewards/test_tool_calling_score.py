@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rlstream.rewards._common import make_result
-from rlstream.rewards._toolcalls import Call, call_key, canon_args
+from rlstream.rewards import make_result
 from rlstream.rewards.base import RewardResult
 from rlstream.rewards.tool_calling import ToolCallingReward
+from rlstream.rewards.toolcalls import Call, call_key, canon_args
 
 pytestmark = pytest.mark.unit
 

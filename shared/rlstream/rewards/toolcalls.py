@@ -1,4 +1,5 @@
-"""Tool-call extraction and canonicalisation shared by tool_calling (and nsr's decision tool).
+"""Tool-call extraction and canonicalisation: tool_calling's parser, public because the
+evaluation grades a trained model's output with the same reader (``calls_in_text``).
 
 Calls come from two places: native ``Message.tool_calls`` (the canonical model already
 normalises OpenAI and Anthropic shapes) and fenced ```json blocks in assistant text, which

@@ -5,9 +5,10 @@ the normalised assistant text plus tool calls) over-weight one behaviour. Near d
 with *different* outcomes are kept: a minimal pass/fail pair is exactly the contrast DPO and
 GRPO learn from.
 
-MinHash signatures and the LSH banding come from ``datasketch`` (a hand-written MinHash with
-small coefficients estimated unrelated replies that shared one phrase at Jaccard 1.0), and
-candidates come from LSH buckets, so a group of n rollouts costs O(n), not O(n^2).
+MinHash signatures and the LSH band/row choice come from ``datasketch`` (a hand-written
+MinHash with small coefficients estimated unrelated replies that shared one phrase at
+Jaccard 1.0), and candidates come from LSH buckets, so a group of n rollouts costs O(n),
+not O(n^2).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any, Protocol
 
+import numpy as np
+import numpy.typing as npt
 from datasketch import MinHash, MinHashLSH
 
 from rlstream.metrics.features import assistant_text, normalise_text, tool_signature
@@ -25,6 +28,8 @@ from rlstream.transcript import Transcript
 
 class Signature(Protocol):
     """What curation needs of a ``datasketch.MinHash`` (the package ships no type hints)."""
+
+    hashvalues: npt.NDArray[np.unsignedinteger[Any]]
 
     def jaccard(self, other: Any) -> float: ...
     def __len__(self) -> int: ...
@@ -86,27 +91,43 @@ def jaccard(a: Signature, b: Signature) -> float:
     return float(a.jaccard(b))
 
 
+def _band_ranges(threshold: float, num_perm: int, itemsize: int) -> list[slice]:
+    """Byte ranges of a signature, one per LSH band (datasketch's band/row choice)."""
+    lsh = MinHashLSH(threshold=threshold, num_perm=num_perm, weights=_LSH_WEIGHTS)
+    width = lsh.r * itemsize
+    return [slice(k * width, (k + 1) * width) for k in range(lsh.b)]
+
+
 def near_duplicates(
     sigs: Sequence[Signature], outcomes: Sequence[bool], threshold: float
 ) -> list[int | None]:
     """For each item, the index of the earliest kept item it near-duplicates (same outcome).
 
     Greedy in the given order, so the caller's (sorted) order decides who is kept. Kept items
-    go into one LSH index per outcome; each item is compared only with its bucket mates.
+    go into LSH buckets per outcome and band (the band's bytes are the bucket key); each item
+    is compared only with its bucket mates: the candidates ``MinHashLSH`` gave, at a quarter
+    of its time (one 25,000-rollout group: 2.2 -> 0.5 CPU s; it hashed every band through
+    numpy per insert and query). Members are tuples, not lists: the garbage collector stops
+    tracking tuples of ints, while 17 lists per kept rollout set off full collections over
+    the whole input (with lists: 1.4 s, 0.9 s of it garbage collection).
     """
     if not sigs:
         return []
-    num_perm = len(sigs[0])
-    index = {
-        o: MinHashLSH(threshold=threshold, num_perm=num_perm, weights=_LSH_WEIGHTS)
-        for o in set(outcomes)
+    bands = _band_ranges(threshold, len(sigs[0]), sigs[0].hashvalues.itemsize)
+    tables: dict[bool, list[dict[bytes, tuple[int, ...]]]] = {
+        o: [{} for _ in bands] for o in set(outcomes)
     }
     out: list[int | None] = []
     for i, sig in enumerate(sigs):
-        lsh = index[outcomes[i]]
-        hits = sorted(int(j) for j in lsh.query(sig))
+        raw = sig.hashvalues.tobytes()
+        keys = [raw[band] for band in bands]
+        buckets = tables[outcomes[i]]
+        hits = sorted(
+            {j for table, key in zip(buckets, keys, strict=True) for j in table.get(key, ())}
+        )
         match = next((j for j in hits if jaccard(sigs[j], sig) >= threshold), None)
         out.append(match)
         if match is None:
-            lsh.insert(i, sig, check_duplication=False)
+            for table, key in zip(buckets, keys, strict=True):
+                table[key] = (*table.get(key, ()), i)
     return out

@@ -154,9 +154,10 @@ def main() -> None:
     ratios = [b / a for a, b in itertools.pairwise(times) if a > 0]
     last = results[-1]
     print(
-        f"curate one group of {last['n']:,} rollouts: {last['cpu']:.2f} CPU s (median of "
-        f"{args.repeats}), {last['dropped']:,} near duplicates dropped of {last['planted']:,} "
-        f"planted; peak RSS {last['peak_mb']:.0f} MB ({extra[-1]:.0f} MB above the input); "
+        f"curate one group of {last['n']:,} rollouts: {last['cpu']:.2f} CPU s, "
+        f"{last['dropped']:,} near duplicates dropped of {last['planted']:,} planted (median "
+        f"over {args.repeats} runs); peak RSS {last['peak_mb']:.0f} MB ({extra[-1]:.0f} MB "
+        "above the input); "
         "time ratio per doubling " + ", ".join(f"{r:.2f}" for r in ratios)
     )
 

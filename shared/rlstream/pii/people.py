@@ -107,9 +107,14 @@ _IN_PLACE = re.compile(
     r"\b(?:in|lives in|live in|moved here from|flew to|arrived at|located in|based in|"
     r"street in|is on|are on)[ \t]+$"
 )
-#: after a run: a street ("Verdandi Gränd street"), or a shop ("Susie's Casuals")
+#: words before a run that make it an employer ("I work for Magik Lamp", "a year at Rickel")
+_AT_WORK = re.compile(
+    r"\b(?:work for|works for|worked for|work at|works at|worked at|year at|employed by|"
+    r"employed at|ceo of|founder of|joined)[ \t]+$"
+)
+#: after a run: a street ("Verdandi Gränd street"), or a shop ("Susie's Casuals", "at McDade's.")
 _STREET_AFTER = re.compile(r"[ \t]+(?:street|road|avenue|square|lane)\b")
-_SHOP_AFTER = re.compile(r"['’]s[ \t]+([A-Z][a-z]+)")
+_SHOP_AFTER = re.compile(r"['’]s(?:[ \t]+([A-Z][a-z]+)|[ \t]*(?:[|.,;:!?)\n]|$))")
 
 
 def _vouched(words: list[str], low: list[str]) -> bool:
@@ -188,6 +193,21 @@ def _lists(text: str, found: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return out
 
 
+def _shop(text: str, end: int) -> bool:
+    """A word + "'s" that names a shop: "Susie's Casuals", "at McDade's." ("Maria's
+    mother", "Tretyakov's song" are people)."""
+    m = _SHOP_AFTER.match(text, end)
+    if m is None:
+        return False
+    word = (m.group(1) or "").lower()
+    return not word or word in common_words() or word[:-1] in common_words()
+
+
+def _of_after_name(text: str, start: int, found: list[tuple[int, int]]) -> bool:
+    """The run follows "<a name found> of ": "Shovda Masaev of Future Plan" is a firm."""
+    return bool(found) and text.endswith(" of ", 0, start) and found[-1][1] == start - 4
+
+
 def names(text: str) -> list[tuple[int, int]]:
     """Spans of person names in prose."""
     out: list[tuple[int, int]] = []
@@ -216,9 +236,12 @@ def names(text: str) -> list[tuple[int, int]]:
             continue
         if low[0] not in first_names() and _IN_PLACE.search(window) is not None:
             continue
-        shop = _SHOP_AFTER.match(text, end) if len(words) == 1 else None
-        if shop is not None and shop.group(1).lower() in common_words():
+        if _AT_WORK.search(window) is not None or _of_after_name(text, start, out):
             continue
+        if len(words) == 1 and _shop(text, end):
+            continue
+        if text.endswith("& ", 0, start):
+            continue  # "Forth & Towne"
         if len(words) == 1:
             if _single(window, low[0], cue):
                 out.append((start, end))

@@ -69,6 +69,8 @@ KEEP = [
     "My friend lives in Oued Esseder",
     "The title refers to Verdandi Gränd street.",
     "Kenya was super fun to visit!",
+    "I bought them at Karl's Shoes, then at McDade's.",
+    "I work for Magik Lamp; before that for Forth & Towne.",
 ]
 
 
@@ -88,7 +90,7 @@ def test_public_benchmark_held_out_figures() -> None:
     FakeNameGenerator people, odd lines / rows: never looked at while writing the rules).
 
     The issue's target is recall >= 0.95 and precision >= 0.98 per kind. ADDRESS and DOB
-    meet it; NAME does not (0.70 / 0.92 here, 0.71 / 0.91 on --public 2000: bare first names
+    meet it; NAME does not (0.70 / 0.93 here, 0.71 / 0.92 on --public 2000: bare first names
     and surnames of 30+ cultures without a cue, shops and firms named after people, small
     towns). The NAME floors below are the measured figures less a margin, so a regression
     fails; they are not the target."""
@@ -102,5 +104,5 @@ def test_public_benchmark_held_out_figures() -> None:
     for kind in ("ADDRESS", "DOB"):
         assert report[kind]["recall"] >= 0.95 and report[kind]["precision"] >= 0.98, kind
     assert report["person"]["recall"] >= 0.85  # given + surname
-    assert report["NAME"]["recall"] >= 0.67 and report["NAME"]["precision"] >= 0.89
+    assert report["NAME"]["recall"] >= 0.67 and report["NAME"]["precision"] >= 0.90
     assert sum(pii_eval.negatives_false_positives(2000, 0).values()) == 0

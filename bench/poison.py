@@ -64,7 +64,7 @@ def _nested(depth: int) -> Any:
 def attacks(rng: random.Random) -> tuple[list[Rec], list[Rec], list[tuple[Rec, Rec]]]:
     """(good records that must be scored, poison records that must be dead-lettered,
     (first, conflicting) version pairs)."""
-    from test_pii_everywhere import pii_conversation  # tests/integration/services
+    from rlstream_testkit.pii_probe import pii_conversation
 
     good: list[Rec] = []
     poison: list[Rec] = []
@@ -270,7 +270,7 @@ def main() -> None:
         dead = sum((want_dlq & dlq).values())
         lost = len(want_scored) - scored + sum(want_dlq.values()) - dead
         stuck = asyncio.run(stalled(st))
-        from test_pii_everywhere import scan_everything
+        from rlstream_testkit.pii_probe import scan_everything
 
         leaks = scan_everything(st, procs)
         reasons: Counter[str] = Counter()

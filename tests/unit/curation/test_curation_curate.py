@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from rollout_builders import group, rollout, text
 
-from conftest import group, rollout, text
 from rlstream.curation import CurateOptions, curate
 from rlstream.rollout import ScoredRollout
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
+from rollout_builders import group
 
-from conftest import group
 from rlstream.curation import CurateOptions, curate, write_dataset
 from rlstream.curation.heldout import heldout_point, is_heldout, keys_rule
 

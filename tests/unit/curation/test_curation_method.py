@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from rollout_builders import text
 
-from conftest import text
 from rlstream.curation import curate, write_dataset
 from rlstream.grading import RewardSpec, SpecResolver, grade_one
 from rlstream.rollout import ScoredRollout

@@ -10,8 +10,8 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from rollout_builders import group, rollout, text
 
-from conftest import group, rollout, text
 from rlstream.curation import (
     CurateOptions,
     DatasetIntegrityError,

@@ -6,8 +6,8 @@ import random
 import statistics
 
 import pytest
+from rollout_builders import WORDS, rollout
 
-from conftest import WORDS, rollout
 from rlstream.curation import curate, dedupe
 
 pytestmark = pytest.mark.unit

@@ -15,17 +15,12 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict
 
-from rlstream.curation.dedupe import minhash, near_duplicates
+from rlstream.curation.dedupe import Content, content, near_duplicates, shingles, signature_of
 from rlstream.curation.heldout import HeldoutRule, share_rule, split
 from rlstream.curation.options import CurateOptions
 from rlstream.errors import RlstreamError
 from rlstream.metrics import Method, Profile, ProfileAccumulator, RolloutRow, endorsed_features
-from rlstream.metrics.features import (
-    exact_fingerprint,
-    fingerprint64,
-    surface_features,
-    truncation_reason,
-)
+from rlstream.metrics.features import fingerprint64, surface_features, truncation_reason
 from rlstream.rollout import ScoredRollout
 
 #: every reason a rollout can be dropped for, in pipeline order (all reported, zeros too)
@@ -141,17 +136,27 @@ def _unique_ids(rollouts: Iterable[ScoredRollout], drops: Counter[str]) -> list[
 
 
 def _drop_conflicts(
-    group: list[ScoredRollout], opts: CurateOptions, drops: Counter[str], conflicts: list[Conflict]
+    group: list[ScoredRollout],
+    contents: list[Content],
+    opts: CurateOptions,
+    drops: Counter[str],
+    conflicts: list[Conflict],
 ) -> list[int]:
     """Truly identical rollouts (ids and numbers unmasked) with different rewards: noise.
 
     Masked-equal rollouts may differ in exactly what the reward checks (a final number),
-    so only raw identity counts as a conflict. Returns the indices that stay.
+    so only raw identity counts as a conflict. Raw identity implies masked identity, so
+    only rollouts that share a masked fingerprint are compared raw. Returns the indices
+    that stay.
     """
-    clusters: dict[str, list[int]] = defaultdict(list)
-    for i, r in enumerate(group):
-        clusters[exact_fingerprint(r.transcript, mask=False)].append(i)
+    repeated = Counter(c.fingerprint for c in contents)
     keep: list[int] = []
+    clusters: dict[str, list[int]] = defaultdict(list)
+    for i, c in enumerate(contents):
+        if repeated[c.fingerprint] > 1:
+            clusters[c.raw_fingerprint()].append(i)
+        else:
+            keep.append(i)
     for fp, idx in clusters.items():
         members = [group[i] for i in idx]
         if len(idx) > 1 and len({(m.score, m.passed) for m in members}) > 1:
@@ -182,27 +187,23 @@ def _dedupe_group(
     Exact duplicates share the masked fingerprint *and* the outcome; the first (by rollout
     id) is kept.
     """
-    survivors: list[tuple[ScoredRollout, str]] = []
+    contents = [content(r.transcript) for r in group]
+    survivors: list[tuple[ScoredRollout, Content]] = []
     seen: set[tuple[str, bool]] = set()
-    for i in _drop_conflicts(group, opts, drops, conflicts):
-        r = group[i]
-        fp = exact_fingerprint(r.transcript)
-        if opts.dedupe_exact and (fp, r.passed) in seen:
+    for i in _drop_conflicts(group, contents, opts, drops, conflicts):
+        r, c = group[i], contents[i]
+        if opts.dedupe_exact and (c.fingerprint, r.passed) in seen:
             drops["exact_duplicate"] += 1
             continue
-        seen.add((fp, r.passed))
-        survivors.append((r, fp))
+        seen.add((c.fingerprint, r.passed))
+        survivors.append((r, c))
     if opts.near_dup_threshold is None or len(survivors) < 2:
-        return survivors
-    sigs = [
-        minhash(
-            r.transcript, permutations=opts.minhash_permutations, shingle_size=opts.shingle_size
-        )
-        for r, _ in survivors
-    ]
+        return [(r, c.fingerprint) for r, c in survivors]
+    size, perms = opts.shingle_size, opts.minhash_permutations
+    sigs = [signature_of(shingles(c.tokens(), size), perms) for _, c in survivors]
     matches = near_duplicates(sigs, [r.passed for r, _ in survivors], opts.near_dup_threshold)
     drops["near_duplicate"] += sum(1 for m in matches if m is not None)
-    return [s for s, m in zip(survivors, matches, strict=True) if m is None]
+    return [(r, c.fingerprint) for (r, c), m in zip(survivors, matches, strict=True) if m is None]
 
 
 def _group_reason(n: int, c: int, opts: CurateOptions) -> str | None:

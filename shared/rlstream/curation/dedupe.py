@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Protocol
 
@@ -22,7 +23,12 @@ import numpy as np
 import numpy.typing as npt
 from datasketch import MinHash, MinHashLSH
 
-from rlstream.metrics.features import assistant_text, normalise_text, tool_signature
+from rlstream.metrics.features import (
+    assistant_text,
+    fingerprint_of,
+    normalise_text,
+    tool_signature,
+)
 from rlstream.transcript import Transcript
 
 
@@ -52,10 +58,35 @@ def _prototype(permutations: int) -> MinHash:
     return MinHash(num_perm=permutations, seed=1, hashfunc=zlib.crc32)
 
 
+@dataclass(frozen=True, slots=True)
+class Content:
+    """What the duplicate checks read of one rollout, extracted once for all of them."""
+
+    raw_text: str
+    #: normalised assistant text, ids and numbers masked
+    text: str
+    tools: list[tuple[str, str]]
+    #: exact fingerprint of the masked form (:func:`rlstream.metrics.exact_fingerprint`)
+    fingerprint: str
+
+    def raw_fingerprint(self) -> str:
+        """Exact fingerprint with ids and numbers kept: equal only for truly identical ones."""
+        return fingerprint_of(self.tools, normalise_text(self.raw_text, mask=False))
+
+    def tokens(self) -> list[str]:
+        """Normalised assistant words, then one token per tool call (name + canonical args)."""
+        return self.text.split() + [f"<call:{name}:{args}>" for name, args in self.tools]
+
+
+def content(t: Transcript) -> Content:
+    raw, tools = assistant_text(t), tool_signature(t)
+    text = normalise_text(raw)
+    return Content(raw, text, tools, fingerprint_of(tools, text))
+
+
 def tokens(t: Transcript) -> list[str]:
     """Normalised assistant words, then one token per tool call (name + canonical args)."""
-    words = normalise_text(assistant_text(t)).split()
-    return words + [f"<call:{name}:{args}>" for name, args in tool_signature(t)]
+    return content(t).tokens()
 
 
 def shingles(toks: Sequence[str], size: int) -> set[str]:

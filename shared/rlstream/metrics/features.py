@@ -67,10 +67,12 @@ def exact_fingerprint(t: Transcript, *, mask: bool = True) -> str:
     ``mask=False`` keeps ids and numbers: two rollouts equal under that form are truly
     identical, so different rewards for them can only be judge noise.
     """
-    payload = orjson.dumps(
-        {"tools": tool_signature(t), "text": normalise_text(assistant_text(t), mask=mask)},
-        option=orjson.OPT_SORT_KEYS,
-    )
+    return fingerprint_of(tool_signature(t), normalise_text(assistant_text(t), mask=mask))
+
+
+def fingerprint_of(tools: list[tuple[str, str]], text: str) -> str:
+    """:func:`exact_fingerprint` from a tool signature and already normalised text."""
+    payload = orjson.dumps({"tools": tools, "text": text}, option=orjson.OPT_SORT_KEYS)
     return hashlib.sha256(payload).hexdigest()
 
 

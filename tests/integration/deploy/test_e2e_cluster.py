@@ -7,9 +7,7 @@ records the run as succeeded -> the evaluator (in the trainer image) decides."""
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -23,12 +21,6 @@ from rlstream.events import DatasetReleased, EvaluationEvent, TrainingRunEvent, 
 from rlstream_testkit.stack import conversation, encode, produce, read_topic, wait_for_count
 
 pytestmark = [pytest.mark.cluster, pytest.mark.helm, pytest.mark.slow, pytest.mark.timeout(2400)]
-# Until the builtin training backend is in the package, the Job's trainer exits with "backend
-# 'builtin' is not available" (seen on this cluster): don't spend CI's time proving that.
-# With the backend, this test has not yet been seen to pass (CPU training and evaluation in
-# pods on 2 cores): it runs only on request (RLSTREAM_E2E_TRAINING=1) until it has.
-NO_BACKEND = importlib.util.find_spec("rlstream.training.builtin") is None
-NOT_YET = NO_BACKEND or os.environ.get("RLSTREAM_E2E_TRAINING") != "1"
 NS = "rls-e2e"
 REL = "e2e"
 PREFIX = "e2e."
@@ -38,13 +30,6 @@ def _events(bootstrap: str, topic: str, model: Any) -> list[Any]:
     return [model.model_validate_json(r.value) for r in asyncio.run(read_topic(bootstrap, topic))]
 
 
-@pytest.mark.xfail(
-    NOT_YET,
-    reason="training in a pod not verified yet: builtin backend missing"
-    if NO_BACKEND
-    else "set RLSTREAM_E2E_TRAINING=1 (not yet verified with the builtin backend)",
-    run=False,
-)
 def test_conversations_to_a_trained_and_evaluated_model(
     cluster: Any, cluster_kafka: Any, cluster_postgres: Any, helm_bin: Path, tmp_path_factory: Any
 ) -> None:
@@ -64,10 +49,25 @@ def test_conversations_to_a_trained_and_evaluated_model(
                     "RLSTREAM_RELEASE_MIN_GROUPS": "4",
                     "RLSTREAM_RELEASE_MIN_GRADIENT_SUPPORT": "0.2",
                     "RLSTREAM_RELEASE_CHECK_INTERVAL_S": "0.5",
+                    # the evaluator's budget: one greedy sample of a few tokens per prompt
+                    "RLSTREAM_EVAL_GREEDY": "true",
+                    "RLSTREAM_EVAL_K": "1",
+                    "RLSTREAM_EVAL_MAX_PROMPTS": "4",
+                    "RLSTREAM_EVAL_MAX_NEW_TOKENS": "16",
                 },
             },
-            "training": {"maxSteps": 2, "memory": "4Gi"},
-            "services": {"evaluator": {"enabled": True, "image": {"repository": repo, "tag": tag}}},
+            # a few tiny steps: the test proves the Job runs, not that the model learns
+            "training": {
+                "maxSteps": 2,
+                "config": {"max_length": 128, "batch_size": 2},
+                "memory": "4Gi",
+            },
+            "services": {
+                "evaluator": {
+                    "enabled": True,
+                    "image": {"repository": repo, "tag": tag},
+                }
+            },
         },
     )  # fmt: skip
     api = rel.api

@@ -274,15 +274,21 @@ state = "{d / "state"}"
         have = subprocess.run(
             self._ctr("images", "ls", "-q"), capture_output=True, text=True, timeout=60
         ).stdout.split()
+        # Superseded tags of every harness repository (older trainer images are ~6 GB
+        # each): removed, and containerd then collects the content and snapshots no other
+        # image uses, so the persistent root stays about one image set however many
+        # commits a reused machine has tested.
+        current = {full_ref(i) for i in self.images.values() if i}
+        repos = {r.rsplit(":", 1)[0] for r in current}
+        stale = [h for h in have if h.rsplit(":", 1)[0] in repos and "@" not in h]
+        stale = [h for h in stale if h not in current]
+        if stale:
+            subprocess.run(
+                self._ctr("images", "rm", "--sync", *stale), capture_output=True, timeout=300
+            )
         todo = [self.images[k] for k in keys if full_ref(self.images[k]) not in have]
         if not todo:
             return
-        # Superseded tags of the same repositories: removed (containerd then collects
-        # the layers no other image uses), so the persistent root doesn't grow per commit.
-        repos = {full_ref(i).rsplit(":", 1)[0] for i in todo}
-        stale = [h for h in have if h.rsplit(":", 1)[0] in repos and "@" not in h]
-        if stale:
-            subprocess.run(self._ctr("images", "rm", *stale), capture_output=True, timeout=300)
         from .docker import DockerEngine
 
         with DockerEngine(cache_dir()) as engine:

@@ -32,7 +32,7 @@ from typing import Any
 
 import pytest
 
-from .paths import ENSURE_HINT, cache_bin, cache_dir, missing_reason
+from .paths import ENSURE_HINT, REPO_ROOT, cache_bin, cache_dir, missing_reason
 from .procs import log_tail
 from .servers import Servers
 
@@ -47,6 +47,14 @@ TIER_FIXTURES: dict[str, set[str]] = {
     "cluster": {"cluster", "cluster_kafka", "cluster_postgres"},
 }
 NO_GPU_REASON = "gpu: no GPU on this machine (documented exception to the CI no-skip rule)"
+#: Tiers whose builds .ci/run leaves running (niced) while the other tiers test, with
+#: RLSTREAM_LATE_BUILDS=1: their tests run last, and the first to need one runs its
+#: tools/harness/ensure-<tool>.sh, which waits on the build's lock and then finds the stamp.
+LATE_BUILDS: dict[str, tuple[str, ...]] = {
+    "skaffold": ("skaffold",),
+    "docker": ("images",),
+    "cluster": ("node", "images"),
+}
 
 
 def require_all_tiers() -> bool:
@@ -81,6 +89,7 @@ class _State:
     ran = 0
     failed = False
     ci_problems: list[str] = []  # noqa: RUF012
+    awaited: set[str] = set()  # noqa: RUF012
 
 
 S = _State()
@@ -132,6 +141,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             if not gpu:
                 item.add_marker(pytest.mark.skip(reason=NO_GPU_REASON))
                 S.gpu_exempt.add(item.nodeid)
+    # Tests of the late-built tiers last (stable otherwise), so CI can test the rest first.
+    items.sort(key=lambda item: bool(_tiers_of(item) & LATE_BUILDS.keys()))
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -142,6 +153,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     needed: set[str] = set()
     for item in session.items:
         needed |= _tiers_of(item)
+    if os.environ.get("RLSTREAM_LATE_BUILDS") == "1":  # booted once their builds are done
+        needed -= LATE_BUILDS.keys()
     S.servers.prestart(needed)
 
 
@@ -209,7 +222,22 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int) -> None:
         tr.write_line(f"[harness] server logs kept in {S.rundir}")
 
 
+def _await_builds(tier: str) -> None:
+    """With RLSTREAM_LATE_BUILDS=1, finish (or wait for) the tier's builds first."""
+    if os.environ.get("RLSTREAM_LATE_BUILDS") != "1":
+        return
+    for tool in LATE_BUILDS.get(tier, ()):
+        if tool in S.awaited:
+            continue
+        S.awaited.add(tool)
+        script = REPO_ROOT / "tools" / "harness" / f"ensure-{tool}.sh"
+        out = subprocess.run([str(script)], capture_output=True, text=True, check=False)
+        if out.returncode != 0:  # missing_reason() below then says what is missing
+            print(f"[harness] {script.name} failed:\n{out.stdout[-2000:]}{out.stderr[-2000:]}")
+
+
 def _need(tier: str) -> None:
+    _await_builds(tier)
     reason = missing_reason(tier)
     if reason is None:
         return

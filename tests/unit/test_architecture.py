@@ -3,7 +3,9 @@
 * the library (``shared/rlstream``) never imports a service (``rlstream.services``);
 * one service never imports another service (they talk only through events);
   the CLI is the one deployable allowed to compose the others' library calls, but it, too,
-  may not import another service's modules.
+  may not import another service's modules;
+* nothing shipped (library or services) imports the test kit (rlstream_testkit: the server
+  harness, PII generators), which is not in the wheel.
 """
 
 from __future__ import annotations
@@ -80,6 +82,43 @@ def service_violations(services: Path) -> list[str]:
                 if other is not None and other != service_dir.name:
                     offenders.append(f"{p.relative_to(top)} imports {m}")
     return offenders
+
+
+TESTKIT = "rlstream_testkit"
+
+
+def shipped_imports_of_test_kit(*roots: Path) -> list[str]:
+    """Imports of the test kit from shipped code under each roots entry (a rlstream dir)."""
+    offenders = []
+    for root in roots:
+        top = root.parent
+        for p in sorted(root.rglob("*.py")):
+            for m in sorted(_imports(p, top)):
+                if m == TESTKIT or m.startswith(TESTKIT + "."):
+                    offenders.append(f"{p.relative_to(top)} imports {m}")
+    return offenders
+
+
+def test_shipped_code_never_imports_the_test_kit() -> None:
+    offenders = shipped_imports_of_test_kit(LIBRARY, SERVICES.parent)
+    assert not offenders, "\n".join(offenders)
+
+
+def test_test_kit_rule_catches_planted_violations(tmp_path: Path) -> None:
+    lib = tmp_path / "shared" / "rlstream"
+    _tree(
+        tmp_path,
+        {
+            "shared/rlstream/ok.py": "import rlstream_testkitten\n",
+            "shared/rlstream/pii/bad.py": "from rlstream_testkit.pii_synth import generate\n",
+            "shared/rlstream/bad2.py": "import rlstream_testkit\n",
+        },
+    )
+    assert shipped_imports_of_test_kit(lib) == [
+        "rlstream/bad2.py imports rlstream_testkit",
+        "rlstream/pii/bad.py imports rlstream_testkit.pii_synth",
+        "rlstream/pii/bad.py imports rlstream_testkit.pii_synth.generate",
+    ]
 
 
 def test_library_never_imports_a_service() -> None:

@@ -198,11 +198,18 @@ def test_trusted_equals_validated_and_keeps_defaults_fresh() -> None:
     assert a.components is not b.components  # default factories run per instance
 
 
-def test_replaced_marks_updates_as_set() -> None:
-    v = RewardResult(reward="r", version="1", score=1.0, passed=True, threshold=0.5)
-    r = replaced(v, {"reasons": ("why",)})
-    assert r == v.model_copy(update={"reasons": ("why",)})
-    assert r.model_fields_set == v.model_fields_set | {"reasons"} and v.reasons == ()
+def test_replaced_equals_model_copy() -> None:
+    t = generate_transcripts(2, 1, 2, "support")[0][0]
+    m = t.messages[0]
+    update = {"task_key": "k", "task_key_rule": "explicit", "redacted": True}
+    pairs = [
+        (replaced(t, update), t.model_copy(update=update)),
+        (replaced(m, {"content": "x"}), m.model_copy(update={"content": "x"})),
+    ]
+    for got, want in pairs:
+        assert got == want and list(vars(got)) == list(vars(want))
+        assert got.model_fields_set == want.model_fields_set
+    assert t.task_key is None  # the original is untouched
 
 
 def test_only_frozen_models() -> None:

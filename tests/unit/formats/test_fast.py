@@ -65,14 +65,3 @@ def test_with_updates_still_validates_changes(bad: dict[str, object]) -> None:
     t = generate_transcripts(1, 1, 2, "support")[0][0]
     with pytest.raises(ValidationError):
         t.with_updates(**bad)
-
-
-def test_replaced_equals_model_copy() -> None:
-    from rlstream.fastmodel import replaced
-
-    t = generate_transcripts(2, 1, 2, "support")[0][0]
-    update = {"task_key": "k", "task_key_rule": "explicit", "redacted": True}
-    _same(replaced(t, update), t.model_copy(update=update))
-    m = t.messages[0]
-    _same(replaced(m, {"content": "x"}), m.model_copy(update={"content": "x"}))
-    assert t.task_key is None  # the original is untouched

@@ -267,25 +267,39 @@ state = "{d / "state"}"
         r = subprocess.run(self._ctr("version"), capture_output=True, timeout=10)
         return r.returncode == 0
 
+    def _prune_images(self) -> set[str]:
+        """Remove superseded images of every harness repository and return the names left.
+
+        A stale tag goes with every other name of its image: the CRI plugin adds the image
+        id (``sha256:<config>``) and ``repo@sha256:...`` names, which alone keep an old
+        trainer image (~6 GB of content plus its snapshots) alive. ID names whose image has
+        no tag left (from earlier sessions) go too. Then containerd collects the content and
+        snapshots no image uses (``--sync``), so the persistent root holds about one image
+        set however many commits a reused machine has tested.
+        """
+        out = subprocess.run(
+            self._ctr("images", "ls"), capture_output=True, text=True, timeout=60
+        ).stdout.splitlines()[1:]
+        refs = [(p[0], p[2]) for line in out if len(p := line.split()) >= 3]
+        current = {full_ref(i) for i in self.images.values() if i}
+        repos = {r.rsplit(":", 1)[0] for r in current}
+        keep = {d for r, d in refs if r in current}
+        tagged = {d for r, d in refs if not r.startswith("sha256:")}
+        stale = {
+            d for r, d in refs if "@" not in r and r.rsplit(":", 1)[0] in repos and r not in current
+        } | {d for r, d in refs if r.startswith("sha256:") and d not in tagged}
+        drop = [r for r, d in refs if d in stale - keep]
+        if drop:
+            subprocess.run(
+                self._ctr("images", "rm", "--sync", *drop), capture_output=True, timeout=600
+            )
+        return {r for r, _ in refs if r not in drop}
+
     def load_images(self, *keys: str) -> None:
         """Make images.env's ``keys`` (e.g. TRAINER_IMAGE, ~6 GB: only tests that run it)
         available to pods: docker save | ctr import, only when containerd lacks the tag."""
         t0 = time.monotonic()
-        have = subprocess.run(
-            self._ctr("images", "ls", "-q"), capture_output=True, text=True, timeout=60
-        ).stdout.split()
-        # Superseded tags of every harness repository (older trainer images are ~6 GB
-        # each): removed, and containerd then collects the content and snapshots no other
-        # image uses, so the persistent root stays about one image set however many
-        # commits a reused machine has tested.
-        current = {full_ref(i) for i in self.images.values() if i}
-        repos = {r.rsplit(":", 1)[0] for r in current}
-        stale = [h for h in have if h.rsplit(":", 1)[0] in repos and "@" not in h]
-        stale = [h for h in stale if h not in current]
-        if stale:
-            subprocess.run(
-                self._ctr("images", "rm", "--sync", *stale), capture_output=True, timeout=300
-            )
+        have = self._prune_images()
         todo = [self.images[k] for k in keys if full_ref(self.images[k]) not in have]
         if not todo:
             return

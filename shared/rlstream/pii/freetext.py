@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from rlstream.pii import people
+from rlstream.pii import people, tagger
 
 _UP = people.UPPER
 
@@ -83,8 +83,10 @@ _PASSPORT = re.compile(
 
 
 def names(text: str) -> list[tuple[int, int]]:
-    """Spans of person names in prose (:mod:`rlstream.pii.people`)."""
-    return people.names(text)
+    """Spans of person names in prose: the word-list rules of :mod:`rlstream.pii.people`,
+    plus the names the trained tagger of :mod:`rlstream.pii.tagger` finds and the word lists
+    back."""
+    return tagger.names(text, people.names(text))
 
 
 def addresses(text: str) -> list[tuple[int, int]]:

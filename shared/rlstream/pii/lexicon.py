@@ -15,6 +15,7 @@ Each list is read once, on first use (about 0.3 s, ~20 MB for all three).
 
 from __future__ import annotations
 
+import gzip
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -87,3 +88,22 @@ def places() -> frozenset[str]:
 def countries() -> frozenset[str]:
     """Lower-cased countries and U.S. states ("Kenya", "Georgia": never a person alone)."""
     return _lines("countries.txt")
+
+
+def _gz_lines(name: str) -> frozenset[str]:
+    path = Path(__file__).resolve().parent / "data" / name
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        return frozenset(fh.read().split())
+
+
+@lru_cache(maxsize=1)
+def world_first_names() -> frozenset[str]:
+    """First names ranked in the top 5,000 of at least one of 105 countries
+    (``names-dataset``, Apache-2.0; ``tools/build_world_names.py``), lower-cased."""
+    return _gz_lines("world_first_names.txt.gz")
+
+
+@lru_cache(maxsize=1)
+def world_surnames() -> frozenset[str]:
+    """Surnames ranked in the top 5,000 of at least one of 105 countries, lower-cased."""
+    return _gz_lines("world_surnames.txt.gz")

@@ -90,10 +90,11 @@ def test_public_benchmark_held_out_figures() -> None:
     FakeNameGenerator people, odd lines / rows: never looked at while writing the rules).
 
     The issue's target is recall >= 0.95 and precision >= 0.98 per kind. ADDRESS and DOB
-    meet it; NAME does not (0.70 / 0.93 here, 0.71 / 0.92 on --public 2000: bare first names
-    and surnames of 30+ cultures without a cue, shops and firms named after people, small
-    towns). The NAME floors below are the measured figures less a margin, so a regression
-    fails; they are not the target."""
+    meet it; NAME does not (0.81 / 0.93 here with the trained tagger, 0.80 / 0.92 on --public
+    2000; 0.70 / 0.93 with the rules alone: bare first names and surnames of 30+ cultures
+    without a cue, shops and firms named after people, small towns). The NAME floors below
+    are the measured figures less a margin, so a regression fails; they are not the
+    target."""
     sys.path.insert(0, str(BENCH))
     try:
         import pii_eval
@@ -103,6 +104,19 @@ def test_public_benchmark_held_out_figures() -> None:
     report, _ = pii_eval.evaluate_public(list(pii_public.generate(1000, seed=3, split="heldout")))
     for kind in ("ADDRESS", "DOB"):
         assert report[kind]["recall"] >= 0.95 and report[kind]["precision"] >= 0.98, kind
-    assert report["person"]["recall"] >= 0.85  # given + surname
-    assert report["NAME"]["recall"] >= 0.67 and report["NAME"]["precision"] >= 0.90
+    assert report["person"]["recall"] >= 0.88  # given + surname
+    assert report["NAME"]["recall"] >= 0.78 and report["NAME"]["precision"] >= 0.91
     assert sum(pii_eval.negatives_false_positives(2000, 0).values()) == 0
+
+
+def test_tagger_finds_names_the_rules_miss() -> None:
+    """The trained tagger (rlstream.pii.tagger) adds names no rule takes: a first name in no
+    census list, with no cue word ("Davorin is from Gemco"), and keeps ordinary
+    capitalised words out."""
+    from rlstream.pii import people, tagger
+
+    text = "Davorin is from Gemco"
+    assert people.names(text) == []
+    assert [text[a:b] for a, b in tagger.names(text, [])] == ["Davorin"]
+    plain = "Please Restart The Router And Check Again"
+    assert tagger.names(plain, people.names(plain)) == []

@@ -56,10 +56,10 @@ def make_result(
 ) -> RewardResult:
     """The one way a reward builds its :class:`RewardResult` (every shipped reward uses it).
 
-    ``score`` is clamped to [0, 1] and a NaN score raises; ``passed`` is
-    ``score >= threshold``. Components and turn scores must already lie in [0, 1] (shares,
-    0/1 verdicts, clamped ratios: the model does not check them either). Built without
-    re-validating each field (:func:`rlstream.fastmodel.trusted`): the grading hot path.
+    ``score``, components and turn scores are clamped to [0, 1] (a plugin reward's
+    out-of-range value is never stored as-is) and a NaN score raises; ``passed`` is
+    ``score >= threshold``. Built without re-validating each field
+    (:func:`rlstream.fastmodel.trusted`): the grading hot path.
     """
     s = clamp(score)
     if s != s:  # NaN never leaves a reward
@@ -72,9 +72,9 @@ def make_result(
             "score": s,
             "passed": s >= threshold,
             "threshold": threshold,
-            "components": dict(components),
+            "components": {k: clamp(v) for k, v in components.items()},
             "reasons": tuple(reasons),
-            "turn_scores": tuple(turn_scores),
+            "turn_scores": tuple([clamp(t) for t in turn_scores]),
             "features": {} if features is None else features,
         },
     )

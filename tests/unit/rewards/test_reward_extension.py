@@ -156,3 +156,19 @@ def test_the_make_result_rule_catches_a_planted_build() -> None:
         "    return trusted(RewardResult, {})\n"
     )
     assert [c for _, c in _result_builds(planted)] == ["RewardResult", "trusted"]
+
+
+def test_make_result_clamps_a_plugin_rewards_out_of_range_values() -> None:
+    result = make_result(
+        reward="plugin",
+        version="1",
+        score=1.7,
+        threshold=0.5,
+        components={"over": 2.5, "under": -0.3, "ok": 0.25},
+        turn_scores=(1.5, -2.0, 0.5),
+    )
+    assert result.score == 1.0 and result.passed
+    assert result.components == {"over": 1.0, "under": 0.0, "ok": 0.25}
+    assert result.turn_scores == (1.0, 0.0, 0.5)
+    with pytest.raises(ValueError, match="NaN"):
+        make_result(reward="plugin", version="1", score=float("nan"), threshold=0.5, components={})

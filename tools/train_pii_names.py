@@ -26,7 +26,6 @@ import pii_public  # noqa: E402
 from rlstream.pii import people, tagger  # noqa: E402
 from rlstream_testkit.pii_synth import generate  # noqa: E402
 
-
 _RNG = random.Random(0)
 
 

@@ -37,7 +37,8 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-_STOP = _words(
+#: greetings, titles, function words: never a name alone (also :mod:`rlstream.pii.tagger`)
+STOP = _STOP = _words(
     """a an and are as at be but by can could did do does for from had has have he her his how
     i if in is it its me my no not of on or our she so that the their them then there these
     they this to up us was we were what when where which who why will with would yes you your
@@ -193,7 +194,7 @@ def _lists(text: str, found: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return out
 
 
-def _shop(text: str, end: int) -> bool:
+def shop(text: str, end: int) -> bool:
     """A word + "'s" that names a shop: "Susie's Casuals", "at McDade's." ("Maria's
     mother", "Tretyakov's song" are people)."""
     m = _SHOP_AFTER.match(text, end)
@@ -238,7 +239,7 @@ def names(text: str) -> list[tuple[int, int]]:
             continue
         if _AT_WORK.search(window) is not None or _of_after_name(text, start, out):
             continue
-        if len(words) == 1 and _shop(text, end):
+        if len(words) == 1 and shop(text, end):
             continue
         if text.endswith("& ", 0, start):
             continue  # "Forth & Towne"

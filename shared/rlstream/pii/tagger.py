@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pycrfsuite
 
+from rlstream.pii import people
 from rlstream.pii.lexicon import (
     common_words,
     countries,
@@ -176,12 +177,12 @@ def _backed(text: str, a: int, b: int) -> bool:
     if not all(w[0].isupper() for w in words):
         return False
     low = [w.lower() for w in words]
-    if any(w in common_words() or w in places() for w in low):
+    if any(w in people.STOP or w in common_words() or w in places() for w in low):
         return False
     if not any(_listed(w) for w in low):
         return False
-    shop = len(words) == 1 and text[b : b + 2] in ("'s", "’s") and text[b + 2 : b + 4].istitle()
-    return not shop
+    shop = text[b : b + 2] in ("'s", "’s") and text[b + 2 : b + 4].istitle()
+    return not (len(words) == 1 and (shop or people.shop(text, b)))
 
 
 def _listed(low: str) -> bool:
@@ -190,7 +191,7 @@ def _listed(low: str) -> bool:
     )
 
 
-def _tagged(text: str, ruled: list[tuple[int, int]]) -> list[tuple[int, int]]:
+def _tagged(text: str, ruled: list[tuple[int, int]]) -> list[tuple[int, int, float]]:
     toks = tokens(text)
     marked = {i for i, (a, b, _) in enumerate(toks) if any(s <= a and b <= e for s, e in ruled)}
     # the tagger runs only when a span could pass _backed: a capitalised listed word that is
@@ -206,14 +207,15 @@ def _tagged(text: str, ruled: list[tuple[int, int]]) -> list[tuple[int, int]]:
         return []
     tg = _tagger()
     tg.set(features(toks, marked))
-    out: list[tuple[int, int]] = []
+    out: list[tuple[int, int, float]] = []
     for i, (a, b, w) in enumerate(toks):
-        if not w[0].isalpha() or tg.marginal("N", i) < THRESHOLD:
+        p = tg.marginal("N", i)
+        if not w[0].isalpha() or p < THRESHOLD:
             continue
         if out and out[-1][1] <= a and text[out[-1][1] : a] in ("", " ", "\t", ". ", "-"):
-            out[-1] = (out[-1][0], b)
+            out[-1] = (out[-1][0], b, min(p, out[-1][2]))
         else:
-            out.append((a, b))
+            out.append((a, b, p))
     return out
 
 
@@ -221,7 +223,7 @@ def names(text: str, ruled: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """The rules' spans ``ruled`` plus the tagger's spans that overlap none of them and that
     the word lists back (:func:`_backed`)."""
     out = list(ruled)
-    for a, b in _tagged(text, ruled):
+    for a, b, _ in _tagged(text, ruled):
         if not any(a < e and s < b for s, e in ruled) and _backed(text, a, b):
             out.append((a, b))
     return out

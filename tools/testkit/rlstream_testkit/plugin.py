@@ -21,6 +21,7 @@ RLSTREAM_REQUIRE_ALL_TIERS=1 it fails, and the session fails if any test was ski
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import shutil
 import stat
@@ -34,7 +35,7 @@ import pytest
 
 from .paths import ENSURE_HINT, REPO_ROOT, cache_bin, cache_dir, missing_reason
 from .procs import log_tail
-from .servers import Servers
+from .servers import SERVER_TIERS, Servers
 
 TIER_FIXTURES: dict[str, set[str]] = {
     "kafka": {"kafka", "kafka_bootstrap"},
@@ -220,6 +221,21 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int) -> None:
                     tr.write_sep("-", f"{tier} log tail ({path})")
                     tr.write_line(log_tail(path, 40))
         tr.write_line(f"[harness] server logs kept in {S.rundir}")
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """Late builds (and the boot of their servers) are awaited here, outside the test's
+    pytest-timeout (its timer starts in an inner wrapper of this hook): a cold skaffold
+    build takes ~20 min. A failure shows in the test, when its fixture asks again."""
+    late = _tiers_of(item) & LATE_BUILDS.keys()
+    if late and os.environ.get("RLSTREAM_LATE_BUILDS") == "1" and S.servers is not None:
+        for tier in sorted(late):
+            _await_builds(tier)
+            if tier in SERVER_TIERS and missing_reason(tier) is None:
+                with contextlib.suppress(Exception):
+                    S.servers.get(tier, timeout=1800)
+    yield
 
 
 def _await_builds(tier: str) -> None:

@@ -134,3 +134,33 @@ def test_failure_dumps_server_log_and_stops_server(
 
     with pytest.raises(OSError), socket.create_connection(("127.0.0.1", port), timeout=2):
         pass
+
+
+def test_late_builds_run_their_tests_last_and_wait_for_the_build_once(
+    inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """.ci/run's RLSTREAM_LATE_BUILDS=1: a skaffold test written first runs after the plain
+    ones, and its ensure script (here a stand-in that "builds" the binary) runs once, before
+    the tier is checked, so the tier is not missing."""
+    harness = tmp_path / "harness"
+    harness.mkdir()
+    script = harness / "ensure-skaffold.sh"
+    script.write_text(
+        '#!/bin/sh\nmkdir -p "$RLSTREAM_CACHE_DIR/bin"\n'
+        'touch "$RLSTREAM_CACHE_DIR/bin/skaffold"\necho run >> "$RLSTREAM_CACHE_DIR/ran"\n'
+    )
+    script.chmod(0o755)
+    monkeypatch.setenv("RLSTREAM_HARNESS_DIR", str(harness))
+    monkeypatch.setenv("RLSTREAM_LATE_BUILDS", "1")
+    monkeypatch.setenv("CI", "true")
+    inner.makepyfile(
+        "def test_late_a(skaffold_bin): assert skaffold_bin.exists()\n"
+        "def test_plain(): pass\n"
+        "def test_late_b(skaffold_bin): pass\n"
+    )
+    res = _run(inner, "-v")
+    res.assert_outcomes(passed=3)
+    res.stdout.fnmatch_lines(
+        ["*test_plain PASSED*", "*test_late_a PASSED*", "*test_late_b PASSED*"]
+    )
+    assert (tmp_path / "empty-cache" / "ran").read_text() == "run\n"

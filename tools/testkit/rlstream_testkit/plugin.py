@@ -246,7 +246,8 @@ def _await_builds(tier: str) -> None:
         if tool in S.awaited:
             continue
         S.awaited.add(tool)
-        script = REPO_ROOT / "tools" / "harness" / f"ensure-{tool}.sh"
+        harness = os.environ.get("RLSTREAM_HARNESS_DIR") or REPO_ROOT / "tools" / "harness"
+        script = Path(harness) / f"ensure-{tool}.sh"
         out = subprocess.run([str(script)], capture_output=True, text=True, check=False)
         if out.returncode != 0:  # missing_reason() below then says what is missing
             print(f"[harness] {script.name} failed:\n{out.stdout[-2000:]}{out.stderr[-2000:]}")

@@ -15,6 +15,7 @@ import time
 from collections import Counter
 
 import pii_public
+import pii_wikigold
 from rlstream.pii.detectors import KINDS, find_spans
 from rlstream.sampledata import generate_transcripts
 from rlstream_testkit.pii_synth import Example, generate, generate_heldout
@@ -190,6 +191,17 @@ def main() -> None:
             print(f"{len(public)} sentences in {dt:.2f}s")
             for line in errors:
                 print("ERR", line)
+        wiki = list(pii_wikigold.generate())
+        report, errors = evaluate_public(wiki, args.show_errors)
+        m = report["NAME"]
+        print(
+            f"== wikigold (Wikipedia prose, hand-annotated PER; second held-out set, NAME only): "
+            f"recall {m['recall']:.4f} precision {m['precision']:.4f} gold {int(m['gold'])} "
+            f"pred {int(m['predicted'])} in {len(wiki)} sentences"
+        )
+        for line in errors:
+            if "NAME" in line or "MISS" in line:
+                print("ERR wikigold", line)
         fp = negatives_false_positives(args.negatives, args.seed)
         print(f"free-text false positives on {args.negatives} hard negatives: {dict(fp) or 0}")
         n_texts, found, shown = sample_findings(args.sample, args.seed, args.show_errors)

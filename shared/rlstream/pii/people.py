@@ -104,7 +104,7 @@ _PLACE_BEFORE = re.compile(
     r"between|leaving)[ \t]+$"
 )
 #: words before a run that make it a place whatever its words ("lives in Oued Esseder")
-_IN_PLACE = re.compile(
+IN_PLACE = _IN_PLACE = re.compile(
     r"\b(?:in|lives in|live in|moved here from|flew to|arrived at|located in|based in|"
     r"street in|is on|are on)[ \t]+$"
 )

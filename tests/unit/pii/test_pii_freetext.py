@@ -90,7 +90,7 @@ def test_public_benchmark_held_out_figures() -> None:
     FakeNameGenerator people, odd lines / rows: never looked at while writing the rules).
 
     The issue's target is recall >= 0.95 and precision >= 0.98 per kind. ADDRESS and DOB
-    meet it; NAME does not (0.81 / 0.93 here with the trained tagger, 0.80 / 0.92 on --public
+    meet it; NAME does not (0.80 / 0.93 here with the trained tagger, 0.79 / 0.93 on --public
     2000; 0.70 / 0.93 with the rules alone: bare first names and surnames of 30+ cultures
     without a cue, shops and firms named after people, small towns). The NAME floors below
     are the measured figures less a margin, so a regression fails; they are not the
@@ -107,6 +107,24 @@ def test_public_benchmark_held_out_figures() -> None:
     assert report["person"]["recall"] >= 0.88  # given + surname
     assert report["NAME"]["recall"] >= 0.78 and report["NAME"]["precision"] >= 0.91
     assert sum(pii_eval.negatives_false_positives(2000, 0).values()) == 0
+
+
+def test_wikigold_names_second_held_out_set() -> None:
+    """Wikigold (Wikipedia prose hand-annotated by others, CC BY 4.0; bench/pii_wikigold.py),
+    never used to write or train the name detectors. NAME measured 0.652 / 0.659 (the rules
+    alone 0.641 / 0.670): far from the target, and firms, places and works named like
+    people are the false positives. The floors are the measured figures less a margin, so a
+    regression fails; they are not the target. Predictions of other kinds are not scored
+    (Wikigold labels no addresses nor dates of birth)."""
+    sys.path.insert(0, str(BENCH))
+    try:
+        import pii_eval
+        import pii_wikigold
+    finally:
+        sys.path.remove(str(BENCH))
+    report, _ = pii_eval.evaluate_public(list(pii_wikigold.generate()))
+    assert report["NAME"]["gold"] == 934
+    assert report["NAME"]["recall"] >= 0.63 and report["NAME"]["precision"] >= 0.64
 
 
 def test_tagger_finds_names_the_rules_miss() -> None:

@@ -36,6 +36,8 @@ HOST_DIRS = ("/var/lib/kubelet", "/var/lib/cni", "/run/containerd", "/var/log/co
 # Global (not per-netns) sysctls kubelet changes: restored at teardown.
 KUBELET_SYSCTLS = ("vm/overcommit_memory", "kernel/panic", "kernel/panic_on_oops")
 NODE_BINS = ("kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy")
+#: the images.env keys pods run (BASE_IMAGE is only a build base)
+POD_IMAGES = ("PAUSE_IMAGE", "RLSTREAM_IMAGE", "TRAINER_IMAGE")
 SYSTEM_BINS = ("containerd", "containerd-shim-runc-v2", "runc", "ctr", "ip", "nsenter", "iptables")
 
 
@@ -267,41 +269,49 @@ state = "{d / "state"}"
         r = subprocess.run(self._ctr("version"), capture_output=True, timeout=10)
         return r.returncode == 0
 
-    def _prune_images(self) -> set[str]:
-        """Remove superseded images of every harness repository and return the names left.
-
-        A stale tag goes with every other name of its image: the CRI plugin adds the image
-        id (``sha256:<config>``) and ``repo@sha256:...`` names, which alone keep an old
-        trainer image (~6 GB of content plus its snapshots) alive. ID names whose image has
-        no tag left (from earlier sessions) go too. Then containerd collects the content and
-        snapshots no image uses (``--sync``), so the persistent root holds about one image
-        set however many commits a reused machine has tested.
-        """
+    def _image_refs(self) -> list[tuple[str, str]]:
+        """(name, target digest) of every image in the node's containerd."""
         out = subprocess.run(
             self._ctr("images", "ls"), capture_output=True, text=True, timeout=60
         ).stdout.splitlines()[1:]
-        refs = [(p[0], p[2]) for line in out if len(p := line.split()) >= 3]
+        return [(p[0], p[2]) for line in out if len(p := line.split()) >= 3]
+
+    def _prune_images(self) -> None:
+        """Remove the superseded images of every harness repository whose current image is
+        already in containerd (until then the old one's layers, torch's 6 GB among them,
+        make the next import cheap), with every other name of those images: the CRI plugin
+        adds the image id (``sha256:<config>``) and ``repo@sha256:...`` names, which alone
+        keep an old trainer image alive. ID-only names (tags removed in earlier sessions)
+        go once every current image is in. containerd then collects what no image uses
+        (``--sync``), so the persistent root holds the current set and at most one older
+        version of an image not yet imported, however many commits a machine has tested.
+        """
+        refs = self._image_refs()
         current = {full_ref(i) for i in self.images.values() if i}
-        repos = {r.rsplit(":", 1)[0] for r in current}
+        present = {r for r, _ in refs if r in current}
+        repos = {r.rsplit(":", 1)[0] for r in present}
         keep = {d for r, d in refs if r in current}
         tagged = {d for r, d in refs if not r.startswith("sha256:")}
         stale = {
             d for r, d in refs if "@" not in r and r.rsplit(":", 1)[0] in repos and r not in current
-        } | {d for r, d in refs if r.startswith("sha256:") and d not in tagged}
+        }
+        pods = {full_ref(self.images[k]) for k in POD_IMAGES if self.images.get(k)}
+        if pods <= present:
+            stale |= {d for r, d in refs if r.startswith("sha256:") and d not in tagged}
         drop = [r for r, d in refs if d in stale - keep]
         if drop:
             subprocess.run(
                 self._ctr("images", "rm", "--sync", *drop), capture_output=True, timeout=600
             )
-        return {r for r, _ in refs if r not in drop}
 
     def load_images(self, *keys: str) -> None:
         """Make images.env's ``keys`` (e.g. TRAINER_IMAGE, ~6 GB: only tests that run it)
         available to pods: docker save | ctr import, only when containerd lacks the tag."""
         t0 = time.monotonic()
-        have = self._prune_images()
+        have = {r for r, _ in self._image_refs()}
         todo = [self.images[k] for k in keys if full_ref(self.images[k]) not in have]
         if not todo:
+            self._prune_images()
             return
         from .docker import DockerEngine
 
@@ -322,6 +332,7 @@ state = "{d / "state"}"
                         raise ServerStartError(
                             f"importing {image} into containerd failed:\n{log_tail(self.log_path)}"
                         )
+        self._prune_images()  # after the import: layers the new image shares stay
         self.import_s += time.monotonic() - t0
 
     def _controllers(self) -> None:

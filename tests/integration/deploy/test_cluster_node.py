@@ -13,7 +13,7 @@ from kube_api import Api, job_done, pod_logs
 
 from rlstream_testkit.stack import read_topic
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.harness]
 
 POD_SCRIPT = """
 import asyncio, json, os, ssl, urllib.request

@@ -15,6 +15,7 @@ rlstream's hard negatives only, by ``tools/train_pii_names.py`` (deterministic; 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
@@ -101,6 +102,20 @@ def _shape(w: str) -> str:
     return w  # punctuation: itself
 
 
+#: word-list membership features: (feature tag, the list), in the order the model was trained
+_LISTS: tuple[tuple[str, Callable[[], frozenset[str]]], ...] = (
+    ("first", first_names),
+    ("sur", surnames),
+    ("fsur", frequent_surnames),
+    ("wfirst", world_first_names),
+    ("wsur", world_surnames),
+    ("common", common_words),
+    ("proper", proper_nouns),
+    ("place", places),
+    ("country", countries),
+)
+
+
 def _word_feats(w: str, prefix: str, out: list[str]) -> None:
     low = w.lower()
     shape = _shape(w)
@@ -109,24 +124,7 @@ def _word_feats(w: str, prefix: str, out: list[str]) -> None:
         out.append(f"{prefix}w={low}")
     if not w[0].isalpha():
         return
-    if low in first_names():
-        out.append(f"{prefix}first")
-    if low in surnames():
-        out.append(f"{prefix}sur")
-    if low in frequent_surnames():
-        out.append(f"{prefix}fsur")
-    if low in world_first_names():
-        out.append(f"{prefix}wfirst")
-    if low in world_surnames():
-        out.append(f"{prefix}wsur")
-    if low in common_words():
-        out.append(f"{prefix}common")
-    if low in proper_nouns():
-        out.append(f"{prefix}proper")
-    if low in places():
-        out.append(f"{prefix}place")
-    if low in countries():
-        out.append(f"{prefix}country")
+    out.extend(f"{prefix}{tag}" for tag, words in _LISTS if low in words())
 
 
 def features(toks: list[tuple[int, int, str]], ruled: set[int]) -> list[list[str]]:

@@ -116,13 +116,7 @@ def _row(s: ScoredRollout, fingerprint: str) -> RolloutRow:
     for result in s.results:
         feats.update(result.features)
     return RolloutRow(
-        s.rollout_id,
-        s.task_key,
-        s.score,
-        s.passed,
-        feats,
-        fingerprint64(fingerprint),
-        policy=s.transcript.policy,  # profiles split per (task, policy), as `rlstream profile`
+        s.rollout_id, s.task_key, s.score, s.passed, feats, fingerprint64(fingerprint)
     )
 
 

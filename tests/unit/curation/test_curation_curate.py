@@ -178,14 +178,3 @@ def test_rewards_declared_endorsements_are_used() -> None:
     assert curate(
         rows, CurateOptions(hack_scan="reject")
     ).rejected  # unknown reward: no endorsement
-
-
-def test_curate_profiles_split_a_task_per_policy_as_rlstream_profile_does() -> None:
-    # One task answered by two agent versions: v1 half right, v2 always right. Pooled, it
-    # would be one mixed group; per policy it is one mixed and one all-pass group.
-    rows = [rollout("alpha", i, i < 2, policy="v1") for i in range(4)]
-    rows += [rollout("alpha", 10 + i, True, policy="v2") for i in range(4)]
-    res = curate(rows)
-    assert res.profile_before.policies == 2
-    assert res.profile_before.groups == 2
-    assert (res.profile_before.mixed_groups, res.profile_before.all_pass_groups) == (1, 1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -164,3 +165,19 @@ def test_late_builds_run_their_tests_last_and_wait_for_the_build_once(
         ["*test_plain PASSED*", "*test_late_a PASSED*", "*test_late_b PASSED*"]
     )
     assert (tmp_path / "empty-cache" / "ran").read_text() == "run\n"
+
+
+def test_ci_run_step_returns_the_failed_commands_status(tmp_path: Path) -> None:
+    """.ci/run's `step NAME CMD` is called as `step "make test" make test || rc=$?`: inside a
+    function called under `||`, set -e does not apply, so a failing test run once read as
+    success (the cold run of 2026-12-01 exited 0 with a failed test)."""
+    ci_run = (Path(__file__).resolve().parents[3] / ".ci" / "run").read_text()
+    start = ci_run.index("step() {")
+    step_fn = ci_run[start : ci_run.index("\n}\n", start) + 3]
+    script = (
+        "set -euo pipefail\n" + step_fn + 'rc=0\nstep "fails" bash -c "exit 3" || rc=$?\n'
+        'step "passes" true\necho "rc=$rc"\nstep "stops the script" false\necho reached\n'
+    )
+    res = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=False)
+    assert "rc=3" in res.stdout
+    assert "reached" not in res.stdout and res.returncode == 1

@@ -12,6 +12,7 @@ import gc
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -125,3 +126,19 @@ def header(title: str) -> None:
 
 def median(values: Sequence[float]) -> float:
     return statistics.median(values) if values else float("nan")
+
+
+def demo_dataset(folder: Path) -> Path:
+    """``rlstream demo --quick`` into ``folder`` (sample logs of every format, graded and
+    curated in seconds); returns the released dataset directory."""
+    cmd = [
+        sys.executable,
+        "-m",
+        "rlstream.services.cli.main",
+        "demo",
+        "--quick",
+        "--dir",
+        str(folder),
+    ]
+    subprocess.run(cmd, check=True, capture_output=True)
+    return folder / "out" / "dataset"

@@ -20,11 +20,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+
+from _common import demo_dataset
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
@@ -53,17 +54,7 @@ def main() -> None:
     dataset, reward_config = args.dataset, args.reward_config
     if dataset is None:
         demo = work / "demo"
-        cmd = [
-            sys.executable,
-            "-m",
-            "rlstream.services.cli.main",
-            "demo",
-            "--quick",
-            "--dir",
-            str(demo),
-        ]
-        subprocess.run(cmd, check=True, capture_output=True)
-        dataset, reward_config = demo / "out" / "dataset", reward_config or demo / "rewards.yaml"
+        dataset, reward_config = demo_dataset(demo), reward_config or demo / "rewards.yaml"
     config = TrainConfig(
         method="grpo",
         max_steps=args.steps,

@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
-import sys
 import tempfile
 import time
 import warnings
 from pathlib import Path
 from typing import Any
+
+from _common import demo_dataset
 
 # peft/TRL read transformers' deprecated alias (as in the builtin backend): not ours, noise
 warnings.filterwarnings("ignore", ".*is_gradient_checkpointing.*", FutureWarning)
@@ -39,20 +39,6 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-
-
-def demo_dataset(folder: Path) -> Path:
-    cmd = [
-        sys.executable,
-        "-m",
-        "rlstream.services.cli.main",
-        "demo",
-        "--quick",
-        "--dir",
-        str(folder),
-    ]
-    subprocess.run(cmd, check=True, capture_output=True)
-    return folder / "out" / "dataset"
 
 
 def run_rlstream(dataset: Path, config: Any, out: Path) -> dict[str, float]:

@@ -354,8 +354,8 @@ def find_spans(text: str) -> list[Span]:
     Results for short texts are cached: system prompts, tool-result templates and stock
     replies repeat across conversations, so most of a stream's strings were seen before.
     """
-    if len(text) < 7:
-        return []
+    if len(text) < 2:
+        return []  # a name can be two letters ("Bo"); a reply may be just "Kenji"
     if len(text) <= _CACHE_MAX_LEN:
         return list(_find_cached(text))
     return _find(text)

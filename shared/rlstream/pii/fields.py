@@ -142,8 +142,8 @@ def redact_str(s: str) -> str:
 class _LazyRedactor(Redactor):
     """Most transcripts need no key redaction: skip building placeholder tables for them."""
 
-    def text(self, s: str) -> str:
-        return super().text(s) if find_spans(s) else s
+    def text(self, s: str, place: bool = False) -> str:
+        return super().text(s, place) if find_spans(s) else s
 
 
 _ID_FIELDS = ("conversation_id", "agent", "model", "agent_version", "policy_version", "task_key")

@@ -1,10 +1,12 @@
 """Word lists behind the free-text name rules, all shipped in installed packages (offline).
 
 * first names and surnames: the U.S. Census 1990 lists of the ``names`` package;
-* common words: the lower-case entries of Webster's Second International (1934, public
-  domain) from the ``english-words`` package. A capitalised word that is also a common word
-  ("Planet", "Union", "Frank") needs more than its shape to count as a name; a capitalised
-  entry of that dictionary ("Victoria", "European") is a known proper noun, often a place.
+* ordinary words: the lower-case entries of SCOWL size 50 (``data/ordinary_words.txt.gz``,
+  ``tools/build_ordinary_words.py``; licence in ``data/ordinary_words.LICENSE``). A
+  capitalised word that is also an ordinary word ("Planet", "Union", "Frank") needs more
+  than its shape to count as a name.
+* proper nouns: the capitalised entries of Webster's Second International (1934, public
+  domain) from the ``english-words`` package ("Victoria", "European"), often places.
 
 * places: the cities (population >= 15,000), countries and U.S. states of GeoNames
   (``data/places.txt``, ``data/countries.txt``; CC BY 4.0, see their headers): "London", "Houston" and "Sydney" are
@@ -62,9 +64,11 @@ def _web2() -> tuple[frozenset[str], frozenset[str]]:
     return common, proper
 
 
+@lru_cache(maxsize=1)
 def common_words() -> frozenset[str]:
-    """Lower-case dictionary words (the word is ordinary English when not capitalised)."""
-    return _web2()[0]
+    """Ordinary English words (SCOWL 50, lower case). Not Webster's lower-case entries:
+    those hold "maria", "eric", "anna", so the commonest first names never counted alone."""
+    return _gz_lines("ordinary_words.txt.gz")
 
 
 def proper_nouns() -> frozenset[str]:

@@ -30,6 +30,8 @@ from rlstream.pii.lexicon import (
     places,
     proper_nouns,
     surnames,
+    world_first_names,
+    world_surnames,
 )
 
 
@@ -209,45 +211,113 @@ def _of_after_name(text: str, start: int, found: list[tuple[int, int]]) -> bool:
     return bool(found) and text.endswith(" of ", 0, start) and found[-1][1] == start - 4
 
 
+#: emoji, symbols and marks between a cue and the name ("Thanks, 👋 Kenji") are not words
+_SYMBOLS = re.compile(r"[^\w\s,.:;?!'’&()-]+")
+
+
+def _listed(w: str) -> bool:
+    return any(
+        w in names for names in (first_names(), surnames(), world_first_names(), world_surnames())
+    )
+
+
+def _all_names(low: list[str]) -> bool:
+    """Four or more words that are each a listed first name or surname and nothing else
+    ("Maria Kenji Smith Tanaka"): a person, not a title or a firm."""
+    common, proper = common_words(), proper_nouns()
+    return all(
+        _listed(w)
+        and w not in places()
+        and (w not in common or w in first_names() or w in frequent_surnames())
+        and not (w in proper and _DEMONYM.search(w) and w not in first_names())
+        for w in low
+    )
+
+
+#: stop words that make the capitalised words next to them a place ("Na Kopci Street",
+#: "New York", "Saint Louis"); a unit ("Apt.", "Suite") does not ("Ms. Angus Stuart Apt. 19")
+_PLACE_STOP = _words(
+    """street road avenue lane drive boulevard court place way north south east west new old
+    saint st mount city county state park"""
+)
+
+#: stop words that end one name and may start another ("Ms. Angus Stuart Apt. 19", "Hi
+#: Maria Thanks Kenji"); any other stop word inside a run ("Lord Of The Rings", "Quinta Do
+#: Passadouro") makes the whole run a title or a place
+_BREAKS = _words(
+    """hi hello hey dear thanks thank regards cheers best sincerely please sorry ok okay good
+    great morning afternoon evening mr mrs ms miss dr sir madam mister prof suite apt apartment
+    unit floor yes no customer agent user assistant manager support team name address"""
+)
+
+_Segment = tuple[list[re.Match[str]], list[str]]
+
+
+def _segments(text: str, m: re.Match[str]) -> list[_Segment]:
+    """The words of a capitalised run, cut at greetings, titles and other stop words
+    ("Ms. Angus Stuart Apt. 19": "Angus Stuart"; "Thanks Maria Gonzalez": "Maria Gonzalez");
+    a part next to a street or place word is a place, left out ("Na Kopci Street")."""
+    out: list[_Segment] = []
+    words: list[re.Match[str]] = []
+    low: list[str] = []
+    before = ""
+    for w in _WORDS.finditer(text, m.start(), m.end()):
+        lw = w.group().lower().removesuffix("'s").removesuffix("’s")
+        if lw in _STOP:
+            if words and lw not in _BREAKS and lw not in _PLACE_STOP:
+                return []  # "Lord Of The Rings"
+            if words and before not in _PLACE_STOP and lw not in _PLACE_STOP:
+                out.append((words, low))
+            words, low, before = [], [], lw
+            continue
+        words.append(w)
+        low.append(lw)
+    if words and before not in _PLACE_STOP:
+        out.append((words, low))
+    return out
+
+
 def names(text: str) -> list[tuple[int, int]]:
     """Spans of person names in prose."""
     out: list[tuple[int, int]] = []
     for m in _RUN.finditer(text):
-        start = m.start()
-        words = [w.group() for w in _WORDS.finditer(m.group())]
-        low = [w.lower().removesuffix("'s").removesuffix("’s") for w in words]
-        # drop greetings and sentence openers in front ("Thanks Kenji", "Hi Maria Gonzalez")
-        while low and low[0] in _STOP:
-            start = text.index(words[0], start) + len(words[0])
-            words, low = words[1:], low[1:]
-        if not words or any(w in _STOP for w in low):
-            continue
-        start = text.index(words[0], start)
-        end = m.end()
-        window = text[max(0, start - 40) : start].lower()
-        cue = _CUE.search(window) is not None
-        if cue and _STRONG.search(window) is not None and len(words) <= 3:
-            out.append((start, end))
-            continue
-        if len(words) > 3 or low[0] in _PLACE_LEAD or low[-1] in _PLACE_TAIL:
-            continue
-        if len(words) > 1 and " ".join(words).lower() in places():
-            continue  # "Maryland Heights", "Buenos Aires"
-        if _ORG_AFTER.match(text, end) is not None or _STREET_AFTER.match(text, end):
-            continue
-        if low[0] not in first_names() and _IN_PLACE.search(window) is not None:
-            continue
-        if _AT_WORK.search(window) is not None or _of_after_name(text, start, out):
-            continue
-        if len(words) == 1 and shop(text, end):
-            continue
-        if text.endswith("& ", 0, start):
-            continue  # "Forth & Towne"
-        if len(words) == 1:
-            if _single(window, low[0], cue):
-                out.append((start, end))
-        elif _vouched(words, low):
-            out.append((start, end))
+        for ws, low in _segments(text, m):
+            _judge(text, [w.group() for w in ws], low, ws[0].start(), ws[-1].end(), out)
     if out and ("," in text or " and " in text or "&" in text):
         out += _lists(text, out)
     return out
+
+
+def _judge(
+    text: str, words: list[str], low: list[str], start: int, end: int, out: list[tuple[int, int]]
+) -> None:
+    """Append ``text[start:end]`` (the capitalised ``words``) to ``out`` when it is a name."""
+    window = _SYMBOLS.sub("", text[max(0, start - 40) : start]).lower()
+    window = re.sub(r"[ \t]{2,}", " ", window)
+    cue = _CUE.search(window) is not None
+    if cue and _STRONG.search(window) is not None and len(words) <= 3:
+        out.append((start, end))
+        return
+    if len(words) > 3:
+        if _all_names(low):
+            out.append((start, end))
+        return
+    if low[0] in _PLACE_LEAD or low[-1] in _PLACE_TAIL:
+        return
+    if len(words) > 1 and " ".join(words).lower() in places():
+        return  # "Maryland Heights", "Buenos Aires"
+    if _ORG_AFTER.match(text, end) is not None or _STREET_AFTER.match(text, end):
+        return
+    if low[0] not in first_names() and _IN_PLACE.search(window) is not None:
+        return
+    if _AT_WORK.search(window) is not None or _of_after_name(text, start, out):
+        return
+    if len(words) == 1 and shop(text, end):
+        return
+    if text.endswith("& ", 0, start):
+        return  # "Forth & Towne"
+    if len(words) == 1:
+        if _single(window, low[0], cue):
+            out.append((start, end))
+    elif _vouched(words, low):
+        out.append((start, end))

@@ -31,9 +31,11 @@ from rlstream.transcript.model import Message, ToolCall, Transcript
 
 _NON_ALNUM = re.compile(r"[^0-9A-Za-z]")
 _SCALARS = frozenset({int, float, bool})
-#: shorter strings hold no detectable PII (the shortest, an IPv4 like 1.1.1.1, has 7 chars);
+#: shorter strings hold no detectable PII (a name can have two letters: {"customer": "Bo"});
 #: keyed values ({"pin": "1234"}) are checked before this cut
-_MIN_PII_LEN = 7
+_MIN_PII_LEN = 2
+#: keys whose value is a place: a name-like word in it is the place ("city": "Austin")
+_PLACE_KEY = re.compile(r"(?i)(?:^|_)(?:city|town|country|state|region|province|county|location)$")
 _PHONE_CHARS = re.compile(r"^\+?[\d\s().-]{7,24}$")
 _KEY_HINTS: tuple[tuple[re.Pattern[str], Kind], ...] = (
     (
@@ -104,8 +106,12 @@ class Redactor:
         self.found[kind] += 1
         return ph
 
-    def text(self, s: str) -> str:
+    def text(self, s: str, place: bool = False) -> str:
+        """``s`` with placeholders; ``place``: the key says the value is a place (``"city":
+        "Austin"``), so a name-like word in it is the place, not a person."""
         spans = find_spans(s)
+        if place and spans:
+            spans = [sp for sp in spans if sp.kind != "NAME"]
         if not spans:
             return s
         out: list[str] = []
@@ -152,7 +158,9 @@ class Redactor:
                 hit = self._keyed(key, v)
                 if hit is not None:
                     return hit
-            return self.text(v) if len(v) >= _MIN_PII_LEN else v
+            if len(v) < _MIN_PII_LEN:
+                return v
+            return self.text(v, place=key is not None and _PLACE_KEY.search(key) is not None)
         if t is dict or (t is not list and t is not tuple and isinstance(v, Mapping)):
             out: dict[str, Any] | None = None
             for k, item in v.items():

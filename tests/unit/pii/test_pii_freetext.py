@@ -47,6 +47,16 @@ PUBLIC_MISSES = [
     ("Fausto Calabrese but everyone calls me Alma", "Alma", "NAME"),
 ]
 
+#: hostile shapes that leaked after the first rewrite (session 7's closing note)
+HOSTILE = [
+    ("Maria Kenji Smith Tanaka called about the refund.", "Tanaka", "NAME"),  # 4 names in a row
+    ("Thanks, 👋 Kenji", "Kenji", "NAME"),  # an emoji between the cue and the name
+    ("Kenji", "Kenji", "NAME"),  # under 7 characters: was never scanned
+    ("Ms. Angus Stuart Apt. 19, 1467 Hastings St", "Angus Stuart", "NAME"),  # "Apt" in the run
+    ("Anna said the parcel was late.", "Anna", "NAME"),  # "anna" is a word in Webster's
+    ("Eric will call you back.", "Eric", "NAME"),  # so is "eric"
+]
+
 #: look-alikes that must stay: versions, prices, order numbers, dates that are not births
 KEEP = [
     "Version 3.2.1 costs $45.99; order A-1234 shipped May 3, 2024.",
@@ -71,10 +81,13 @@ KEEP = [
     "Kenya was super fun to visit!",
     "I bought them at Karl's Shoes, then at McDade's.",
     "I work for Magik Lamp; before that for Forth & Towne.",
+    "The Lord Of The Rings And The Hobbit",  # a stop word inside a run: a title
+    "We met on Na Kopci Street in New York.",  # words next to a street or place word
+    "Ok",
 ]
 
 
-@pytest.mark.parametrize(("text", "secret", "kind"), LEAKS + PUBLIC_MISSES)
+@pytest.mark.parametrize(("text", "secret", "kind"), LEAKS + PUBLIC_MISSES + HOSTILE)
 def test_free_text_pii_is_redacted(text: str, secret: str, kind: str) -> None:
     out = redact_text(text)
     assert secret not in out and f"<{kind}_1>" in out, out

@@ -1,7 +1,7 @@
 """Recall and precision of rlstream's PII detectors on a seeded, labelled synthetic set.
 
     .venv/bin/python bench/pii_eval.py [--per-kind 3000] [--negatives 5000] [--seed 0]
-        [--public 2000 --split both|tune|heldout|all] [--show-errors 30]
+        [--public 2000 --split both|tune|heldout|all] [--show-errors 30] [--corpus F.jsonl.gz]
 
 A detection counts only when its span and type exactly match a labelled span; a wrong type
 is both a miss and a false positive. Hard negatives (order ids, prices, dates, versions,
@@ -11,9 +11,12 @@ tracking numbers, hashes, bad-checksum cards / IBANs) are included in every run.
 from __future__ import annotations
 
 import argparse
+import re
 import time
 from collections import Counter
+from pathlib import Path
 
+import pii_corpora
 import pii_public
 import pii_wikigold
 from rlstream.pii.detectors import KINDS, find_spans
@@ -21,6 +24,7 @@ from rlstream.sampledata import generate_transcripts
 from rlstream_testkit.pii_synth import Example, generate, generate_heldout
 
 FREE_KINDS = ("NAME", "ADDRESS", "DOB", "PASSPORT")
+_TITLE = re.compile(r"(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir)\.?\s+")
 
 
 def evaluate(examples: list[Example]) -> dict[str, dict[str, float]]:
@@ -54,9 +58,12 @@ def evaluate_public(
     examples: list[pii_public.Example], show: int = 0
 ) -> tuple[dict[str, dict[str, float]], list[str]]:
     """Per label (person, first_name, last_name, address, street_address, postcode, DOB) and
-    per kind. Span rules: a gold span is *found* when every non-space character of it lies
-    in predicted spans of the same kind (redacted, nothing left to read; a prediction that
-    also takes "Mr." or the "'s" after a name still finds it). A predicted free-text span is
+    per kind. Span rules: a gold span is *found* when every letter and digit of it lies in
+    predicted spans of the same kind (redacted, nothing left to read; a prediction that
+    also takes "Mr." or the "'s" after a name still finds it). Punctuation and a leading
+    title are not identifying: "Biever, Jason" redacted as "<NAME_1>, <NAME_2>" and "Dr.
+    <NAME_1>" for gold "Dr. Gary Ross" are found (before session 8 every non-space
+    character counted: held-out NAME recall 0.8798 then, see bench/README.md). A predicted free-text span is
     *correct* when it overlaps a gold span of its kind; one over an unlabelled company, city
     or product counts against precision. IGNORE spans (see pii_public) count neither way.
     ``show`` misses and false positives are returned, each tagged with its label."""
@@ -78,7 +85,9 @@ def evaluate_public(
             if kind == "IGNORE":
                 continue
             covered = {i for s in pred if s.kind == kind for i in range(s.start, s.end)}
-            ok = all(i in covered for i in range(a, b) if not ex.text[i].isspace())
+            title = _TITLE.match(ex.text, a, b) if kind == "NAME" else None
+            start = title.end() if title else a
+            ok = all(i in covered for i in range(start, b) if ex.text[i].isalnum())
             for key in (label, kind):
                 gold_n[key] += 1
                 found[key] += ok
@@ -172,6 +181,13 @@ def main() -> None:
         default="both",
         help="public split(s): tune to look at while changing detectors, heldout to report",
     )
+    ap.add_argument(
+        "--corpus",
+        type=Path,
+        action="append",
+        default=[],
+        help="also score this {tokens, person} JSONL file (.gz or plain), e.g. CoNLL-2003 test",
+    )
     ap.add_argument("--sample", type=int, default=400, help="sample conversations per domain")
     args = ap.parse_args()
     if args.public:
@@ -202,6 +218,19 @@ def main() -> None:
         for line in errors:
             if "NAME" in line or "MISS" in line:
                 print("ERR wikigold", line)
+        extra = {**pii_corpora.fresh_sets(), **{p.name: p for p in args.corpus}}
+        for name, path in extra.items():
+            examples = list(pii_corpora.load(path))
+            report, errors = evaluate_public(examples, args.show_errors)
+            m = report["NAME"]
+            print(
+                f"== {name} (annotated by others, never trained on; NAME only): recall "
+                f"{m['recall']:.4f} precision {m['precision']:.4f} gold {int(m['gold'])} "
+                f"pred {int(m['predicted'])} in {len(examples)} sentences"
+            )
+            for line in errors:
+                if "NAME" in line or "MISS" in line:
+                    print(f"ERR {name}", line)
         fp = negatives_false_positives(args.negatives, args.seed)
         print(f"free-text false positives on {args.negatives} hard negatives: {dict(fp) or 0}")
         n_texts, found, shown = sample_findings(args.sample, args.seed, args.show_errors)

@@ -2,9 +2,12 @@
 
 Training data: the ``tune`` split of the public PII set (``bench/pii_public.py``:
 presidio-research templates filled with its FakeNameGenerator people; even template lines
-and people rows) and rlstream's own hard negatives (``rlstream_testkit.pii_synth``, seed
-101, not the evaluation's seed 0). The ``heldout`` split is never read. Deterministic: the
-same data, features and L-BFGS settings give the same model file.
+and people rows), rlstream's own hard negatives (``rlstream_testkit.pii_synth``, seed
+101, not the evaluation's seed 0), and four corpora annotated by others
+(``tools/data/ner``, see its README: CrossNER Wikipedia prose, WNUT-17 and Broad Twitter
+Corpus social media, Enron e-mail). The ``heldout`` split, Wikigold and the test splits
+used by ``bench/pii_eval.py --fresh`` are never read. Deterministic: the same data,
+features and L-BFGS settings give the same model file.
 
     .venv/bin/python tools/train_pii_names.py --n 6000 --negatives 3000
 """
@@ -22,6 +25,7 @@ import pycrfsuite
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
+import pii_corpora  # noqa: E402
 import pii_public  # noqa: E402
 from rlstream.pii import people, tagger  # noqa: E402
 from rlstream_testkit.pii_synth import generate  # noqa: E402
@@ -39,6 +43,9 @@ def _sequence(
     marked = {i for i, (a, b, _) in enumerate(toks) if any(s <= a and b <= e for s, e in ruled)}
     labels = ["N" if any(s <= a and b <= e for s, e in gold) else "O" for a, b, _ in toks]
     return tagger.features(toks, marked), labels
+
+
+CORPORA = ROOT / "tools" / "data" / "ner"
 
 
 def main() -> None:
@@ -59,6 +66,10 @@ def main() -> None:
     for neg in generate(0, args.negatives, seed=101):
         if not neg.spans:
             trainer.append(*_sequence(neg.text, [], args.drop))
+    for path in sorted(CORPORA.glob("*.jsonl.gz")):
+        for ex in pii_corpora.load(path):
+            gold = [(a, b) for a, b, kind, _ in ex.spans if kind == "NAME"]
+            trainer.append(*_sequence(ex.text, gold, args.drop))
     trainer.set_params(
         {"c1": args.c1, "c2": args.c2, "max_iterations": 150, "feature.possible_transitions": True}
     )

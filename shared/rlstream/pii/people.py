@@ -51,7 +51,8 @@ STOP = _STOP = _words(
     east west new old saint st mount city county state park january february march april may
     june july august september october november december monday tuesday wednesday thursday
     friday saturday sunday today tomorrow yesterday mr mrs ms miss dr sir madam mister prof
-    name address answer question box"""
+    name address answer question box mon tue tues wed thu thur thurs fri sat sun feb mar apr
+    jun jul aug sep sept oct nov dec"""
 )
 #: first words of place names ("San Antonio", "São Paulo", "Fort Worth")
 _PLACE_LEAD = _words("san santa santo são sankt los las el fort port lake mount cape isla ile")
@@ -65,7 +66,9 @@ _PLACE_TAIL = _words(
 
 
 def _letters(upper: bool) -> str:
-    ranges = chain(range(0xC0, 0x250), range(0x386, 0x3D0), range(0x400, 0x530))
+    ranges = chain(
+        range(0xC0, 0x250), range(0x386, 0x3D0), range(0x400, 0x530), range(0x1E00, 0x1F00)
+    )
     return "".join(c for c in map(chr, ranges) if (c.isupper() if upper else c.islower()))
 
 
@@ -78,13 +81,16 @@ _UP, _LOW = UPPER, LOWER
 _WORD = rf"(?:[{_UP}]['’])?[{_UP}][{_LOW}]+(?:[{_UP}][{_LOW}]+)?(?:(?:-|['’](?![sS]\b))[{_UP}]?[{_LOW}]+)*"
 _PARTICLE = r"(?:van|von|der|den|de|da|di|du|del|della|le|la|bin|ibn|al|ten|ter|dos|das)"
 _RUN = re.compile(
-    rf"(?<![\w'’-]){_WORD}(?:(?:[ \t]+{_PARTICLE})*[ \t]+(?:[{_UP}]\.[ \t]+)?{_WORD})*(?=['’][sS]\b|(?![\w'’-]))"
+    rf"(?<![\w'’-]){_WORD}(?:(?:[ \t]+{_PARTICLE})*[ \t]+(?:[{_UP}]\.?[ \t]+)?{_WORD})*(?=['’][sS]\b|(?![\w'’-]))"
 )
-_WORDS = re.compile(rf"{_WORD}")
+#: one capitalised name word (also :mod:`rlstream.pii.tagger`)
+NAME_WORD = _WORDS = re.compile(rf"{_WORD}")
 _ORG_AFTER = re.compile(
     r"(?:['’]s)?,?[ \t]+(?:&[ \t]+[A-Z]|and[ \t]+(?:Sons|Son|Co|Company)\b|(?:Inc|Ltd|LLC|Corp|Co|Company|"
     r"Group|GmbH|plc|Stores?|Markets?|Foods)\b)"
 )
+#: last words of firms ("Eli Moore Inc", "Harland Clarke Corp")
+_ORG_LAST = _words("inc ltd llc corp co company group gmbh plc ag sa nv bv bros sons")
 #: a phrase that introduces a name, matched on the lower-cased 40 characters before a run
 _CUE = re.compile(
     r"(?:\b(?:my name is|my name's|name is|name's|call me|calls me|this is|it's|it is|i am|i'm|"
@@ -151,16 +157,22 @@ def _unknown(w: str, common: frozenset[str], proper: frozenset[str], first: froz
 _DEMONYM = re.compile(r"(?:an|ese|ish|ic|ch)$")
 
 
-_LATIN = re.compile(r"[A-Za-zÀ-ɏ'’-]+")
+_LATIN = re.compile(r"[A-Za-zÀ-ɏḀ-ỿ'’-]+")
+
+
+_GREETING = re.compile(r"\b(?:hi|hello|hey|dear|thanks|thank you|cheers|bye)[,:!]?\s+$")
 
 
 def _single(before: str, low: str, cue: bool) -> bool:
     """One word alone: a census first name that is not an ordinary word nor a country
     ("Kenji" yes, "Frank", "Kenya" no; "Sydney", "Alexandra" unless after "in", "from"), or
     a census surname that is no place ("Johansen" yes, "London" no); after a cue ("this is
-    Kenji") any word that is neither an ordinary word nor a known place."""
-    if low in common_words() or low in countries():
+    Kenji") any word that is neither an ordinary word nor a known place; after a greeting a
+    census first name even when it is a word too ("Hi Maria", "Thanks, Grace")."""
+    if low in countries():
         return False
+    if low in common_words():
+        return low in first_names() and _GREETING.search(before) is not None
     if low in first_names():
         if low in places() or low in proper_nouns():
             return _PLACE_BEFORE.search(before) is None
@@ -168,6 +180,19 @@ def _single(before: str, low: str, cue: bool) -> bool:
     if low in places() or low in proper_nouns():
         return False
     return cue or low.replace("’", "'") in surnames()
+
+
+_MONTHS = _words(
+    """jan january feb february mar march apr april may jun june jul july aug august sep sept
+    september oct october nov november dec december"""
+)
+_DATE_AFTER = re.compile(r"\.?,?[ \t]+\d{1,4}(?:st|nd|rd|th)?\b")
+_DATE_BEFORE = re.compile(r"\b\d{1,2}(?:st|nd|rd|th)?[ \t]+$")
+
+
+def _dated(text: str, start: int, end: int) -> bool:
+    """A number right after or a day right before: "Jan 18", "18 Jan 2002"."""
+    return bool(_DATE_AFTER.match(text, end) or _DATE_BEFORE.search(text, max(0, start - 6), start))
 
 
 #: a list of single capitalised words: "Luke, Abderrahman, Johannes and Sam", "Hols and Lind"
@@ -302,8 +327,8 @@ def _judge(
         if _all_names(low):
             out.append((start, end))
         return
-    if low[0] in _PLACE_LEAD or low[-1] in _PLACE_TAIL:
-        return
+    if low[0] in _PLACE_LEAD or low[-1] in _PLACE_TAIL or low[-1] in _ORG_LAST:
+        return  # "Dora Creek", "Eli Moore Inc"
     if len(words) > 1 and " ".join(words).lower() in places():
         return  # "Maryland Heights", "Buenos Aires"
     if _ORG_AFTER.match(text, end) is not None or _STREET_AFTER.match(text, end):
@@ -316,6 +341,8 @@ def _judge(
         return
     if text.endswith("& ", 0, start):
         return  # "Forth & Towne"
+    if len(words) == 1 and low[0] in _MONTHS and _dated(text, start, end):
+        return  # "18 Jan 2002", "Jan 18": a month, not Jan Novák
     if len(words) == 1:
         if _single(window, low[0], cue):
             out.append((start, end))

@@ -127,29 +127,52 @@ def _word_feats(w: str, prefix: str, out: list[str]) -> None:
     out.extend(f"{prefix}{tag}" for tag, words in _LISTS if low in words())
 
 
+@lru_cache(maxsize=65536)
+def _word(w: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A token's own features, and the subset its neighbours see (no word, no affixes).
+    Cached by value: a stream's words repeat, and the list lookups are most of the cost."""
+    near: list[str] = []
+    _word_feats(w, "", near)
+    low = w.lower()
+    if not w.isascii():
+        near.append("nonascii")
+    own = [*near] if f"w={low}" in near else [*near, f"w={low}"]
+    if len(low) > 3:
+        own += [f"suf3={low[-3:]}", f"pre3={low[:3]}"]
+    near = [x for x in near if not x.startswith("w=")]
+    return tuple(own), tuple(near)
+
+
 def features(toks: list[tuple[int, int, str]], ruled: set[int]) -> list[list[str]]:
-    """One feature list per token; ``ruled`` holds the indices the rules call a name."""
-    own: list[list[str]] = []
-    for i, (_, _, w) in enumerate(toks):
-        f: list[str] = []
-        _word_feats(w, "", f)
-        if not w.isascii():
-            f.append("nonascii")
+    """One feature list per token: its shape, lower-cased word, affixes, list memberships
+    and the rules' verdict (``ruled`` holds the indices the rules call a name); the shape
+    and lists of the next and previous token; the words and shapes two either side, and
+    the two words before and after as pairs ("shouted at", "began writing")."""
+    cached = [_word(w) for _, _, w in toks]
+    low = [w.lower() for _, _, w in toks]
+    shapes = [_shape(w) for _, _, w in toks]
+    n = len(toks)
+    out: list[list[str]] = []
+    for i in range(n):
+        f = ["bias", *cached[i][0]]
         if i in ruled:
             f.append("rule")
-        own.append(f)
-    out: list[list[str]] = []
-    n = len(toks)
-    for i in range(n):
-        f = ["bias", *own[i]]
         if i == 0:
             f.append("BOS")
         if i == n - 1:
             f.append("EOS")
+        for d in (-1, 1):
+            if 0 <= i + d < n:
+                f += [f"{d}:{x}" for x in cached[i + d][1]]
+                if i + d in ruled:
+                    f.append(f"{d}:rule")
         for d in (-2, -1, 1, 2):
-            j = i + d
-            if 0 <= j < n:
-                f += [f"{d}:{x}" for x in own[j]]
+            if 0 <= i + d < n:
+                f += [f"{d}:s={shapes[i + d]}", f"{d}:w={low[i + d]}"]
+        if i >= 2:
+            f.append(f"-2-1:{low[i - 2]} {low[i - 1]}")
+        if i + 2 < n:
+            f.append(f"+1+2:{low[i + 1]} {low[i + 2]}")
         out.append(f)
     return out
 
@@ -200,39 +223,97 @@ def _listed(low: str) -> bool:
     )
 
 
-def _tagged(text: str, ruled: list[tuple[int, int]]) -> list[tuple[int, int, float]]:
-    toks = tokens(text)
-    marked = {i for i, (a, b, _) in enumerate(toks) if any(s <= a and b <= e for s, e in ruled)}
-    # the tagger runs only when a span could pass _backed: a capitalised listed word that is
-    # no ordinary word or place, outside the rules' spans (most messages have none: cost)
-    if not any(
-        i not in marked
-        and w[0].isupper()
-        and (low := w.lower()) not in common_words()
-        and low not in places()
-        and _listed(low)
-        for i, (_, _, w) in enumerate(toks)
-    ):
-        return []
-    tg = _tagger()
-    tg.set(features(toks, marked))
-    out: list[tuple[int, int, float]] = []
-    for i, (a, b, w) in enumerate(toks):
-        p = tg.marginal("N", i)
-        if not w[0].isalpha() or p < THRESHOLD:
-            continue
-        if out and out[-1][1] <= a and text[out[-1][1] : a] in ("", " ", "\t", ". ", "-"):
-            out[-1] = (out[-1][0], b, min(p, out[-1][2]))
-        else:
-            out.append((a, b, p))
+_SENTENCE_END = frozenset('.!?:;|"“”()[]>*-')
+
+
+def _candidate(toks: list[tuple[int, int, str]], i: int) -> bool:
+    w = toks[i][2]
+    if people.NAME_WORD.fullmatch(w) is None or (low := w.lower()) in people.STOP:
+        return False  # "IP", "ORD-85196", "I've", "Hello"
+    return low not in common_words() or (i > 0 and toks[i - 1][2] not in _SENTENCE_END)
+
+
+_ABBREVIATIONS = frozenset(["mr", "mrs", "ms", "dr", "prof", "st", "mt", "jr", "sr", "no", "vs"])
+
+
+def sentences(text: str, toks: list[tuple[int, int, str]]) -> list[range]:
+    """Token ranges of the sentences and lines of ``text``: the tagger was trained on
+    sentences, and tagging only the sentences that hold a candidate keeps long messages
+    cheap. A full stop after a title or an initial ("Dr.", "J.") ends nothing."""
+    out: list[range] = []
+    start = 0
+    for i in range(1, len(toks)):
+        prev = toks[i - 1][2]
+        end = prev in ("!", "?") or (
+            prev == "."
+            and i >= 2
+            and len(toks[i - 2][2]) > 1
+            and toks[i - 2][2].lower() not in _ABBREVIATIONS
+        )
+        if end or "\n" in text[toks[i - 1][1] : toks[i][0]]:
+            out.append(range(start, i))
+            start = i
+    if toks:
+        out.append(range(start, len(toks)))
     return out
 
 
+def _tagged(text: str, ruled: list[tuple[int, int]]) -> list[tuple[int, int, float]]:
+    """(start, end, lowest marginal of N) of the runs the tagger tags, over the sentences
+    that hold a capitalised word outside the rules' spans that could start a name: no
+    greeting, title or function word, and no ordinary word opening a sentence
+    ("Unfortunately", "Sure"). Most short replies have none (cost)."""
+    toks = tokens(text)
+    marked = {i for i, (a, b, _) in enumerate(toks) if any(s <= a and b <= e for s, e in ruled)}
+    out: list[tuple[int, int, float]] = []
+    for sent in sentences(text, toks):
+        if not any(_candidate(toks, i) for i in sent if i not in marked):
+            continue
+        part = toks[sent.start : sent.stop]
+        tg = _tagger()
+        tg.set(features(part, {i - sent.start for i in marked if i in sent}))
+        prev_end = -1
+        for j, (a, b, w) in enumerate(part):
+            p = tg.marginal("N", j)
+            if not w[0].isalpha() or p < THRESHOLD:
+                continue
+            if out and out[-1][1] == prev_end and text[prev_end:a] in ("", " ", "\t", ". ", "-"):
+                out[-1] = (out[-1][0], b, min(p, out[-1][2]))
+            else:
+                out.append((a, b, p))
+            prev_end = b
+    return out
+
+
+#: a span the word lists do not back is still kept at this probability or above, when it
+#: is no greeting, title, function word or place (``_plausible``)
+CONFIDENT = 0.7
+
+
+#: the last character before a sentence ("" at the start of the text)
+_OPENS = frozenset(["", ".", "!", "?", ":", ";", "|", '"', "“", ">", "*", "-", "("])
+
+
+def _plausible(text: str, a: int, b: int) -> bool:
+    words = text[a:b].replace(".", " ").split()
+    if not words or not all(w[0].isupper() for w in words):
+        return False
+    low = [w.lower() for w in words]
+    if any(w in people.STOP or w in places() or w in _ORG_WORDS for w in low):
+        return False
+    if all(w in common_words() for w in low) and text[:a].rstrip()[-1:] in _OPENS:
+        return False  # "Frank feedback: ...": an ordinary word opening a sentence
+    return " ".join(low) not in places()
+
+
 def names(text: str, ruled: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The rules' spans ``ruled`` plus the tagger's spans that overlap none of them and that
-    the word lists back (:func:`_backed`)."""
+    """The rules' spans ``ruled`` plus the tagger's spans that overlap none of them and
+    that the word lists back (:func:`_backed`), or that the tagger is sure of
+    (:data:`CONFIDENT`) and that are no place (:func:`_plausible`)."""
     out = list(ruled)
-    for a, b, _ in _tagged(text, ruled):
-        if not any(a < e and s < b for s, e in ruled) and _backed(text, a, b):
+    for a, b, p in _tagged(text, ruled):
+        if any(a < e and s < b for s, e in ruled):
+            continue
+        if _backed(text, a, b) or (p >= CONFIDENT and _plausible(text, a, b)):
             out.append((a, b))
     return out

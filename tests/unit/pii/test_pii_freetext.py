@@ -55,6 +55,9 @@ HOSTILE = [
     ("Ms. Angus Stuart Apt. 19, 1467 Hastings St", "Angus Stuart", "NAME"),  # "Apt" in the run
     ("Anna said the parcel was late.", "Anna", "NAME"),  # "anna" is a word in Webster's
     ("Eric will call you back.", "Eric", "NAME"),  # so is "eric"
+    ("Hi Maria I think it broke", "Maria", "NAME"),  # and SCOWL lists "maria" (mare)
+    ("Reply from Nguyễn Văn Thành: the order is late.", "Thành", "NAME"),  # Latin Ext. Add.
+    ("Forwarded by Tamara L Utsch / CA / TLS", "Utsch", "NAME"),  # initial without a stop
 ]
 
 #: look-alikes that must stay: versions, prices, order numbers, dates that are not births
@@ -84,6 +87,9 @@ KEEP = [
     "The Lord Of The Rings And The Hobbit",  # a stop word inside a run: a title
     "We met on Na Kopci Street in New York.",  # words next to a street or place word
     "Ok",
+    "Date: Thu, 27 Dec 2001 07:14:30 -0800; sent Fri, 18 Jan 2002",  # months, days
+    "Frank feedback: the Grace period ends in May.",
+    "It is under Grace period until Jan 5th.",
 ]
 
 
@@ -98,46 +104,56 @@ def test_look_alikes_are_kept(text: str) -> None:
     assert redact_text(text) == text
 
 
-def test_public_benchmark_held_out_figures() -> None:
-    """The held-out split of bench/pii_public.py (presidio-research templates and
-    FakeNameGenerator people, odd lines / rows: never looked at while writing the rules).
-
-    The issue's target is recall >= 0.95 and precision >= 0.98 per kind. ADDRESS and DOB
-    meet it; NAME does not (0.80 / 0.93 here with the trained tagger, 0.79 / 0.93 on --public
-    2000; 0.70 / 0.93 with the rules alone: bare first names and surnames of 30+ cultures
-    without a cue, shops and firms named after people, small towns). The NAME floors below
-    are the measured figures less a margin, so a regression fails; they are not the
-    target."""
+def _bench(name: str):  # type: ignore[no-untyped-def]
     sys.path.insert(0, str(BENCH))
     try:
-        import pii_eval
-        import pii_public
+        return __import__(name)
     finally:
         sys.path.remove(str(BENCH))
+
+
+def test_public_benchmark_held_out_figures() -> None:
+    """The held-out split of bench/pii_public.py (presidio-research templates and
+    FakeNameGenerator people, odd lines / rows: never trained on).
+
+    The issue's target is recall >= 0.95 and precision >= 0.98 per kind. ADDRESS and DOB
+    meet it; NAME does not (0.880 / 0.919 on --public 2000: bare first names and surnames
+    of 30+ cultures without a cue, shops and firms named after people, small towns). The
+    NAME floors below are the measured figures less a margin, so a regression fails; they
+    are not the target."""
+    pii_eval, pii_public = _bench("pii_eval"), _bench("pii_public")
     report, _ = pii_eval.evaluate_public(list(pii_public.generate(1000, seed=3, split="heldout")))
     for kind in ("ADDRESS", "DOB"):
         assert report[kind]["recall"] >= 0.95 and report[kind]["precision"] >= 0.98, kind
-    assert report["person"]["recall"] >= 0.88  # given + surname
-    assert report["NAME"]["recall"] >= 0.78 and report["NAME"]["precision"] >= 0.91
+    assert report["person"]["recall"] >= 0.90  # given + surname
+    assert report["NAME"]["recall"] >= 0.85 and report["NAME"]["precision"] >= 0.90
     assert sum(pii_eval.negatives_false_positives(2000, 0).values()) == 0
 
 
-def test_wikigold_names_second_held_out_set() -> None:
-    """Wikigold (Wikipedia prose hand-annotated by others, CC BY 4.0; bench/pii_wikigold.py),
-    never used to write or train the name detectors. NAME measured 0.652 / 0.659 (the rules
-    alone 0.641 / 0.670): far from the target, and firms, places and works named like
-    people are the false positives. The floors are the measured figures less a margin, so a
-    regression fails; they are not the target. Predictions of other kinds are not scored
-    (Wikigold labels no addresses nor dates of birth)."""
-    sys.path.insert(0, str(BENCH))
-    try:
-        import pii_eval
-        import pii_wikigold
-    finally:
-        sys.path.remove(str(BENCH))
+def test_names_on_text_annotated_by_others() -> None:
+    """Sets never used to write or train the name detectors: Wikigold (Wikipedia prose,
+    CC BY 4.0), the Enron e-mail coreference test split (Apache-2.0) and WNUT-17 test
+    (YouTube, Stack Overflow, Twitter, Reddit; CC BY 4.0). Measured NAME recall / precision
+    0.752 / 0.666, 0.841 / 0.950 and 0.368 / 0.671: far from the target (firms, places and
+    works named like people; lower-case names in social media are never found, the
+    detectors need a capital). The floors are the measured figures less a margin, so a
+    regression fails; they are not the target. Other kinds are not scored (these sets
+    label no addresses nor dates of birth)."""
+    pii_eval, pii_wikigold, pii_corpora = (
+        _bench("pii_eval"),
+        _bench("pii_wikigold"),
+        _bench("pii_corpora"),
+    )
     report, _ = pii_eval.evaluate_public(list(pii_wikigold.generate()))
     assert report["NAME"]["gold"] == 934
-    assert report["NAME"]["recall"] >= 0.63 and report["NAME"]["precision"] >= 0.64
+    assert report["NAME"]["recall"] >= 0.72 and report["NAME"]["precision"] >= 0.64
+    floors = {"enron_coref.test": (390, 0.80, 0.92), "wnut17.test": (424, 0.33, 0.63)}
+    for name, path in pii_corpora.fresh_sets().items():
+        gold, recall, precision = floors[name]
+        report, _ = pii_eval.evaluate_public(list(pii_corpora.load(path)))
+        assert report["NAME"]["gold"] == gold, name
+        assert report["NAME"]["recall"] >= recall, name
+        assert report["NAME"]["precision"] >= precision, name
 
 
 def test_tagger_finds_names_the_rules_miss() -> None:

@@ -110,6 +110,18 @@ class CurationResult(_Frozen):
     def kept_rollouts(self) -> int:
         return sum(g.n for g in self.kept)
 
+    @property
+    def mixed_policy_groups(self) -> int:
+        """Kept groups whose rollouts come from more than one policy (model / agent
+        version). Curation pools a task's rollouts across policies (DPO pairs and GRPO
+        prompts need no single policy), but then a group's pass rate, and so the band
+        filter, describes the mix, not the deployed policy: the CLI and manifest say so."""
+        return sum(
+            1
+            for g in self.kept
+            if len({p for r in g.rollouts if (p := r.transcript.policy) is not None}) > 1
+        )
+
 
 def _row(s: ScoredRollout, fingerprint: str) -> RolloutRow:
     feats = surface_features(s.transcript)

@@ -167,6 +167,7 @@ def write_dataset(result: CurationResult, out_dir: Path) -> Manifest:
             "input_rollouts": result.input_rollouts,
             "kept_groups": len(result.kept),
             "kept_rollouts": result.kept_rollouts,
+            "mixed_policy_groups": result.mixed_policy_groups,
             "grpo_rows": rows["grpo.jsonl"],
             "dpo_rows": rows["dpo.jsonl"],
             "sft_rows": rows["sft.jsonl"],

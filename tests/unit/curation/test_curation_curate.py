@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from rollout_builders import group, rollout, text
 
@@ -178,3 +180,27 @@ def test_rewards_declared_endorsements_are_used() -> None:
     assert curate(
         rows, CurateOptions(hack_scan="reject")
     ).rejected  # unknown reward: no endorsement
+
+
+def test_groups_pooling_several_policies_are_counted() -> None:
+    """Curation pools a task's rollouts across policies; the result (and so the manifest
+    and the CLI) says how many kept groups mix policies instead of pooling silently."""
+    one = group("a", 4, 2)
+    mixed = [rollout("b", i, i < 2, policy="pv1" if i % 2 else "pv2") for i in range(4)]
+    res = curate(one + mixed)
+    assert [g.task_key for g in res.kept] == ["a", "b"]
+    assert res.mixed_policy_groups == 1
+    assert curate(one).mixed_policy_groups == 0
+
+
+def test_mixed_policy_groups_reach_the_manifest_and_the_cli(tmp_path: Path) -> None:
+    from rlstream.curation import write_dataset
+    from rlstream.services.cli import report
+
+    mixed = [rollout("b", i, i < 2, policy="pv1" if i % 2 else "pv2") for i in range(4)]
+    res = curate(group("a", 4, 2) + mixed)
+    manifest = write_dataset(res, tmp_path / "ds")
+    assert manifest.counts["mixed_policy_groups"] == 1
+    with report.console.capture() as cap:
+        report.print_curation(res, manifest, tmp_path / "ds")
+    assert "1 kept group(s) pool rollouts of several policies" in cap.get()

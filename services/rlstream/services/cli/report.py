@@ -79,6 +79,12 @@ def print_curation(result: CurationResult, manifest: Manifest, dest: Path) -> No
     for reason, n in sorted({**result.dropped_groups, **result.dropped_rollouts}.items()):
         if n:
             console.print(f"  dropped {reason}: {n:,}")
+    if result.mixed_policy_groups:
+        console.print(
+            f"  [yellow]warning:[/] {result.mixed_policy_groups:,} kept group(s) pool rollouts "
+            "of several policies (model / agent version): their pass rates describe the mix; "
+            "curate each policy's logs alone to keep groups on-policy"
+        )
     if result.heldout:
         console.print(
             f"  held out for evaluation: {len(result.heldout):,} task keys → heldout.jsonl"

@@ -90,7 +90,11 @@ _ORG_AFTER = re.compile(
     r"Group|GmbH|plc|Stores?|Markets?|Foods)\b)"
 )
 #: last words of firms ("Eli Moore Inc", "Harland Clarke Corp")
-_ORG_LAST = _words("inc ltd llc corp co company group gmbh plc ag sa nv bv bros sons")
+ORG_LAST = _ORG_LAST = _words(
+    """inc ltd llc corp co company group gmbh plc ag sa nv bv bros sons brothers store stores
+    shop shops market markets center centers centre centres services partners associates
+    holdings industries"""
+)
 #: a phrase that introduces a name, matched on the lower-cased 40 characters before a run
 _CUE = re.compile(
     r"(?:\b(?:my name is|my name's|name is|name's|call me|calls me|this is|it's|it is|i am|i'm|"
@@ -117,13 +121,30 @@ IN_PLACE = _IN_PLACE = re.compile(
     r"street in|is on|are on)[ \t]+$"
 )
 #: words before a run that make it an employer ("I work for Magik Lamp", "a year at Rickel")
-_AT_WORK = re.compile(
+AT_WORK = _AT_WORK = re.compile(
     r"\b(?:work for|works for|worked for|work at|works at|worked at|year at|employed by|"
-    r"employed at|ceo of|founder of|joined)[ \t]+$"
+    r"employed at|ceo of|founder of|joined)[ \t]+(?:[\w'’-]+[ \t]+(?:and|&)[ \t]+)?$"
 )
 #: after a run: a street ("Verdandi Gränd street"), or a shop ("Susie's Casuals", "at McDade's.")
 _STREET_AFTER = re.compile(r"[ \t]+(?:street|road|avenue|square|lane)\b")
 _SHOP_AFTER = re.compile(r"['’]s(?:[ \t]+([A-Z][a-z]+)|[ \t]*(?:[|.,;:!?)\n]|$))")
+
+
+def demonym(low: str) -> bool:
+    """A people's adjective made from a place in the lists ("kenyan", "italian", "japanese",
+    "mexican"), unless it is a census first name ("adrian": Adria is a town)."""
+    if low in first_names():
+        return False
+    stems: tuple[str, ...] = ()
+    if low.endswith("ese"):
+        stems = (low[:-3], low[:-3] + "a")
+    elif low.endswith("ian"):
+        stems = (low[:-1], low[:-3] + "y", low[:-3] + "a", low[:-3] + "ia")
+    elif low.endswith("an"):
+        stems = (low[:-1], low[:-2] + "o", low[:-2] + "a")
+    elif low.endswith("n"):
+        stems = (low[:-1],)
+    return any(s in countries() or s in places() for s in stems)
 
 
 def _vouched(words: list[str], low: list[str]) -> bool:
@@ -136,8 +157,8 @@ def _vouched(words: list[str], low: list[str]) -> bool:
             or _unknown(low[-1], common, proper, first)
             or low[-1] in frequent_surnames()
         )
-    if low[0] in proper and _DEMONYM.search(low[0]):
-        return False  # "French Border Force", "European Union"
+    if (low[0] in proper and _DEMONYM.search(low[0])) or demonym(low[0]):
+        return False  # "French Border Force", "European Union", "Kenyan Border Force"
     if low[-1].replace("’", "'") in surnames() and (
         _unknown(low[0], common, proper, first) or _unknown(low[-1], common, proper, first)
     ):
@@ -154,7 +175,7 @@ def _unknown(w: str, common: frozenset[str], proper: frozenset[str], first: froz
     return not (w in proper and w not in first and _DEMONYM.search(w))
 
 
-_DEMONYM = re.compile(r"(?:an|ese|ish|ic|ch)$")
+DEMONYM = _DEMONYM = re.compile(r"(?:an|ese|ish|ic|ch)$")
 
 
 _LATIN = re.compile(r"[A-Za-zÀ-ɏḀ-ỿ'’-]+")

@@ -299,8 +299,12 @@ def _plausible(text: str, a: int, b: int) -> bool:
     if not words or not all(w[0].isupper() for w in words):
         return False
     low = [w.lower() for w in words]
-    if any(w in people.STOP or w in places() or w in _ORG_WORDS for w in low):
-        return False
+    if any(w in people.STOP or w in places() or w in people.ORG_LAST for w in low):
+        return False  # "Ernst Home Centers", "Thom McAn Store"
+    if people.demonym(low[0]):
+        return False  # "Kenyan Border Force"
+    if len(words) == 1 and people.shop(text, b):
+        return False  # "Coffey's Market", "Henry's |"
     if all(w in common_words() for w in low) and text[:a].rstrip()[-1:] in _OPENS:
         return False  # "Frank feedback: ...": an ordinary word opening a sentence
     return " ".join(low) not in places()
@@ -314,6 +318,8 @@ def names(text: str, ruled: list[tuple[int, int]]) -> list[tuple[int, int]]:
     for a, b, p in _tagged(text, ruled):
         if any(a < e and s < b for s, e in ruled):
             continue
+        if people.AT_WORK.search(text[max(0, a - 40) : a].lower()):
+            continue  # an employer: "I work for Huffman and Boyle"
         if _backed(text, a, b) or (p >= CONFIDENT and _plausible(text, a, b)):
             out.append((a, b))
     return out

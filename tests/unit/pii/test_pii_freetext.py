@@ -90,6 +90,10 @@ KEEP = [
     "Date: Thu, 27 Dec 2001 07:14:30 -0800; sent Fri, 18 Jan 2002",  # months, days
     "Frank feedback: the Grace period ends in May.",
     "It is under Grace period until Jan 5th.",
+    # firms, employers and demonyms the tagger is sure of must still pass the rules' checks
+    "The Kenyan Border Force have detained two men.",
+    "I work for Huffman and Boyle.",
+    "Ernst Home Centers opened a new branch.",
 ]
 
 
@@ -117,7 +121,7 @@ def test_public_benchmark_held_out_figures() -> None:
     FakeNameGenerator people, odd lines / rows: never trained on).
 
     The issue's target is recall >= 0.95 and precision >= 0.98 per kind. ADDRESS and DOB
-    meet it; NAME does not (0.880 / 0.919 on --public 2000: bare first names and surnames
+    meet it; NAME does not (0.876 / 0.925 on --public 2000: bare first names and surnames
     of 30+ cultures without a cue, shops and firms named after people, small towns). The
     NAME floors below are the measured figures less a margin, so a regression fails; they
     are not the target."""
@@ -134,7 +138,7 @@ def test_names_on_text_annotated_by_others() -> None:
     """Sets never used to write or train the name detectors: Wikigold (Wikipedia prose,
     CC BY 4.0), the Enron e-mail coreference test split (Apache-2.0) and WNUT-17 test
     (YouTube, Stack Overflow, Twitter, Reddit; CC BY 4.0). Measured NAME recall / precision
-    0.752 / 0.666, 0.841 / 0.950 and 0.368 / 0.671: far from the target (firms, places and
+    0.753 / 0.676, 0.836 / 0.952 and 0.375 / 0.672: far from the target (firms, places and
     works named like people; lower-case names in social media are never found, the
     detectors need a capital). The floors are the measured figures less a margin, so a
     regression fails; they are not the target. Other kinds are not scored (these sets

@@ -168,6 +168,19 @@ def misses(examples: list[Example], limit: int = 20) -> list[str]:
     return out
 
 
+def _name_only(label: str, examples: list[pii_public.Example], show: int) -> None:
+    """Print NAME recall / precision (and ``show`` errors) of a set labelling names only."""
+    report, errors = evaluate_public(examples, show)
+    m = report["NAME"]
+    print(
+        f"== {label}: recall {m['recall']:.4f} precision {m['precision']:.4f} "
+        f"gold {int(m['gold'])} pred {int(m['predicted'])} in {len(examples)} sentences"
+    )
+    for line in errors:
+        if "NAME" in line or "MISS" in line:
+            print(f"ERR {label.split()[0]}", line)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--per-kind", type=int, default=3000)
@@ -207,30 +220,14 @@ def main() -> None:
             print(f"{len(public)} sentences in {dt:.2f}s")
             for line in errors:
                 print("ERR", line)
-        wiki = list(pii_wikigold.generate())
-        report, errors = evaluate_public(wiki, args.show_errors)
-        m = report["NAME"]
-        print(
-            f"== wikigold (Wikipedia prose, hand-annotated PER; second held-out set, NAME only): "
-            f"recall {m['recall']:.4f} precision {m['precision']:.4f} gold {int(m['gold'])} "
-            f"pred {int(m['predicted'])} in {len(wiki)} sentences"
+        _name_only(
+            "wikigold (Wikipedia prose, hand-annotated PER; second held-out set, NAME only)",
+            list(pii_wikigold.generate()),
+            args.show_errors,
         )
-        for line in errors:
-            if "NAME" in line or "MISS" in line:
-                print("ERR wikigold", line)
-        extra = {**pii_corpora.fresh_sets(), **{p.name: p for p in args.corpus}}
-        for name, path in extra.items():
-            examples = list(pii_corpora.load(path))
-            report, errors = evaluate_public(examples, args.show_errors)
-            m = report["NAME"]
-            print(
-                f"== {name} (annotated by others, never trained on; NAME only): recall "
-                f"{m['recall']:.4f} precision {m['precision']:.4f} gold {int(m['gold'])} "
-                f"pred {int(m['predicted'])} in {len(examples)} sentences"
-            )
-            for line in errors:
-                if "NAME" in line or "MISS" in line:
-                    print(f"ERR {name}", line)
+        for name, path in {**pii_corpora.fresh_sets(), **{p.name: p for p in args.corpus}}.items():
+            label = f"{name} (annotated by others, never trained on; NAME only)"
+            _name_only(label, list(pii_corpora.load(path)), args.show_errors)
         fp = negatives_false_positives(args.negatives, args.seed)
         print(f"free-text false positives on {args.negatives} hard negatives: {dict(fp) or 0}")
         n_texts, found, shown = sample_findings(args.sample, args.seed, args.show_errors)

@@ -211,34 +211,70 @@ _DATE_AFTER = re.compile(r"\.?,?[ \t]+\d{1,4}(?:st|nd|rd|th)?\b")
 _DATE_BEFORE = re.compile(r"\b\d{1,2}(?:st|nd|rd|th)?[ \t]+$")
 
 
+_THEN_REGION = re.compile(rf",[ \t]*([{_UP}][\w'’-]+(?:[ \t]+[{_UP}][\w'’-]+)?)")
+
+
 def _dated(text: str, start: int, end: int) -> bool:
     """A number right after or a day right before: "Jan 18", "18 Jan 2002"."""
     return bool(_DATE_AFTER.match(text, end) or _DATE_BEFORE.search(text, max(0, start - 6), start))
 
 
-#: a list of single capitalised words: "Luke, Abderrahman, Johannes and Sam", "Hols and Lind"
+#: a list of single capitalised words: "Luke, Abderrahman, Johannes and Sam", "Hols and Lind",
+#: or three or more with commas only (an e-mail header: "To: Biever, Jason, Cowan, Mike")
 _LIST = re.compile(
-    rf"(?<![\w'’-]){_WORD}(?:,[ \t]+{_WORD})*,?[ \t]+(?:and|&)[ \t]+{_WORD}(?![\w'’-])"
+    rf"(?<![\w'’-]){_WORD}(?:(?:,[ \t]+{_WORD})*,?[ \t]+(?:and|&)[ \t]+{_WORD}"
+    rf"|(?:,[ \t]*{_WORD}){{2,}})(?![\w'’-])"
 )
 
 
 def _lists(text: str, found: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The other members of a list one of whose members is a name already (a list of
-    people: "founders: Kluge, Gottschalk and Ogasahara"), except places and ordinary words
-    that are no first names ("Luke" and "Sam" count here)."""
+    """``found`` with the other members of each list one of whose members is a name (a list
+    of people: "founders: Kluge, Gottschalk and Ogasahara"), except places and ordinary
+    words that are no first names ("Luke" and "Sam" count here). A list whose members are
+    mostly places that are no first names is a list of places: its members are not names
+    ("London, Paris, Berlin and Rome")."""
     starts = {a for a, _ in found}
-    out: list[tuple[int, int]] = []
+    added: list[tuple[int, int]] = []
+    dropped: set[int] = set()
     for m in _LIST.finditer(text):
         members = list(_WORDS.finditer(m.group()))
         if not any(m.start() + w.start() in starts for w in members):
             continue
-        for w in members:
-            low = w.group().lower()
+        lows = [w.group().lower() for w in members]
+        if 2 * sum(1 for low in lows if low in places() and low not in first_names()) >= len(lows):
+            dropped.update(m.start() + w.start() for w in members)
+            continue
+        for w, low in zip(members, lows, strict=True):
             if low in _STOP or low in places():
                 continue
             if low in common_words() and low not in first_names():
                 continue
-            out.append((m.start() + w.start(), m.start() + w.end()))
+            added.append((m.start() + w.start(), m.start() + w.end()))
+    return sorted({s for s in (*found, *added) if s[0] not in dropped})
+
+
+#: "Surname, Given" in an e-mail header line ("From: Rangel, Ina", "To: Jones, Tana; Kirk,
+#: Steve"): the given name found, the word before the comma is the surname
+_HEADER = re.compile(
+    r"(?im)^[ \t>-]*(?:x[ \t]*-[ \t]*)?(?:to|from|cc|bcc|reply-to|sender)[ \t]*:[^\n]*"
+)
+_REVERSED = re.compile(
+    rf"(?<![\w'’-])({_WORD}),[ \t]+({_WORD})(?:[ \t]+{_WORD})?(?=[ \t]*(?:[;,]|$))", re.M
+)
+
+
+def _reversed(text: str, found: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    starts = {a for a, _ in found}
+    out: list[tuple[int, int]] = []
+    for h in _HEADER.finditer(text):
+        for m in _REVERSED.finditer(text, h.start(), h.end()):
+            low = m.group(1).lower()
+            if (
+                m.start(2) in starts
+                and low not in _STOP
+                and (low not in common_words() or low in surnames())
+            ):
+                out.append(m.span(1))
     return out
 
 
@@ -330,7 +366,9 @@ def names(text: str) -> list[tuple[int, int]]:
         for ws, low in _segments(text, m):
             _judge(text, [w.group() for w in ws], low, ws[0].start(), ws[-1].end(), out)
     if out and ("," in text or " and " in text or "&" in text):
-        out += _lists(text, out)
+        out = _lists(text, out)
+    if out and ":" in text and "," in text:
+        out = sorted({*out, *_reversed(text, out)})
     return out
 
 
@@ -360,6 +398,9 @@ def _judge(
         return
     if len(words) == 1 and shop(text, end):
         return
+    after = _THEN_REGION.match(text, end)
+    if after is not None and after.group(1).lower() in countries():
+        return  # "Paris, France", "Austin, Texas": a place
     if text.endswith("& ", 0, start):
         return  # "Forth & Towne"
     if len(words) == 1 and low[0] in _MONTHS and _dated(text, start, end):

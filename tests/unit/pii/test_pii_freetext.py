@@ -58,6 +58,9 @@ HOSTILE = [
     ("Hi Maria I think it broke", "Maria", "NAME"),  # and SCOWL lists "maria" (mare)
     ("Reply from Nguyễn Văn Thành: the order is late.", "Thành", "NAME"),  # Latin Ext. Add.
     ("Forwarded by Tamara L Utsch / CA / TLS", "Utsch", "NAME"),  # initial without a stop
+    # e-mail headers (Enron): comma-only lists, "Surname, Given" pairs
+    ("To: Biever, Jason, Brodeur, Stephane, Cowan, Mike, Davies, Derek", "Cowan", "NAME"),
+    ("Cc: Corman, Shelley; Rangel, Ina; Kirk, Steve", "Rangel", "NAME"),
 ]
 
 #: look-alikes that must stay: versions, prices, order numbers, dates that are not births
@@ -94,6 +97,8 @@ KEEP = [
     "The Kenyan Border Force have detained two men.",
     "I work for Huffman and Boyle.",
     "Ernst Home Centers opened a new branch.",
+    "We ship to London, Paris, Berlin and Rome.",  # a list of places
+    "Subject: Paris, France",  # a first name that is a place, then its country
 ]
 
 
@@ -121,7 +126,7 @@ def test_public_benchmark_held_out_figures() -> None:
     FakeNameGenerator people, odd lines / rows: never trained on).
 
     The issue's target is recall >= 0.95 and precision >= 0.98 per kind. ADDRESS and DOB
-    meet it; NAME does not (0.876 / 0.925 on --public 2000: bare first names and surnames
+    meet it; NAME does not (0.871 / 0.927 on --public 2000: bare first names and surnames
     of 30+ cultures without a cue, shops and firms named after people, small towns). The
     NAME floors below are the measured figures less a margin, so a regression fails; they
     are not the target."""
@@ -138,7 +143,7 @@ def test_names_on_text_annotated_by_others() -> None:
     """Sets never used to write or train the name detectors: Wikigold (Wikipedia prose,
     CC BY 4.0), the Enron e-mail coreference test split (Apache-2.0) and WNUT-17 test
     (YouTube, Stack Overflow, Twitter, Reddit; CC BY 4.0). Measured NAME recall / precision
-    0.753 / 0.676, 0.836 / 0.952 and 0.375 / 0.672: far from the target (firms, places and
+    0.747 / 0.681, 0.903 / 0.961 and 0.373 / 0.676: far from the target (firms, places and
     works named like people; lower-case names in social media are never found, the
     detectors need a capital). The floors are the measured figures less a margin, so a
     regression fails; they are not the target. Other kinds are not scored (these sets
@@ -151,7 +156,7 @@ def test_names_on_text_annotated_by_others() -> None:
     report, _ = pii_eval.evaluate_public(list(pii_wikigold.generate()))
     assert report["NAME"]["gold"] == 934
     assert report["NAME"]["recall"] >= 0.72 and report["NAME"]["precision"] >= 0.64
-    floors = {"enron_coref.test": (390, 0.80, 0.92), "wnut17.test": (424, 0.33, 0.63)}
+    floors = {"enron_coref.test": (390, 0.86, 0.93), "wnut17.test": (424, 0.33, 0.63)}
     for name, path in pii_corpora.fresh_sets().items():
         gold, recall, precision = floors[name]
         report, _ = pii_eval.evaluate_public(list(pii_corpora.load(path)))

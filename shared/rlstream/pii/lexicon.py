@@ -111,3 +111,19 @@ def world_first_names() -> frozenset[str]:
 def world_surnames() -> frozenset[str]:
     """Surnames ranked in the top 5,000 of at least one of 105 countries, lower-cased."""
     return _gz_lines("world_surnames.txt.gz")
+
+
+@lru_cache(maxsize=1)
+def brown_clusters() -> dict[str, str]:
+    """Lower-cased word (digit runs as "0") -> its Brown cluster path ("0110101"), from
+    NLP4J's English lexicon (Apache-2.0; ``tools/build_brown_clusters.py``): words used alike
+    in a large corpus share a path prefix, so the tagger generalises from "shouted" to
+    "yelled" and from one surname to another it never saw."""
+    path = Path(__file__).resolve().parent / "data" / "brown_clusters.txt.gz"
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        paths: dict[str, str] = {}
+        out: dict[str, str] = {}
+        for line in fh:
+            word, bits = line.rstrip("\n").split("\t")
+            out[word] = paths.setdefault(bits, bits)  # 1,500 distinct paths, shared
+        return out

@@ -3,13 +3,15 @@
 
 The rules see a capitalised run and its cue words; they miss names that no list holds
 ("Davorin", "Käyhkö") and names that are also words ("Jack", "Viola") when no cue is next to
-them. The tagger scores every token from its shape, its neighbours (lower-cased when they
-are ordinary words, else their shape), its membership in the census, world-name, dictionary
-and place lists, and whether the rules took it. Names are the runs of tokens it tags ``N``.
+them. The tagger scores every token of a sentence from its word, affixes, shape and Brown
+cluster, its membership in the census, world-name, dictionary and place lists, whether the
+rules took it, and the words, shapes and clusters two either side. Names are the runs of
+tokens it tags ``N``.
 
-Model: ``data/names.crfsuite``, trained on the ``tune`` split of the public PII set and on
-rlstream's hard negatives only, by ``tools/train_pii_names.py`` (deterministic; the
-``heldout`` split is never seen). It is loaded on first use.
+Model: ``data/names.crfsuite``, trained on the ``tune`` split of the public PII set,
+rlstream's hard negatives and four corpora annotated by others (``tools/data/ner``), by
+``tools/train_pii_names.py`` (deterministic; the ``heldout`` split and the sets of
+``bench/data`` are never seen). It is loaded on first use.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import pycrfsuite
 
 from rlstream.pii import people
 from rlstream.pii.lexicon import (
+    brown_clusters,
     common_words,
     countries,
     first_names,
@@ -127,6 +130,9 @@ def _word_feats(w: str, prefix: str, out: list[str]) -> None:
     out.extend(f"{prefix}{tag}" for tag, words in _LISTS if low in words())
 
 
+_DIGITS = re.compile(r"[0-9]+")
+
+
 @lru_cache(maxsize=65536)
 def _word(w: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """A token's own features, and the subset its neighbours see (no word, no affixes).
@@ -140,6 +146,10 @@ def _word(w: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     if len(low) > 3:
         own += [f"suf3={low[-3:]}", f"pre3={low[:3]}"]
     near = [x for x in near if not x.startswith("w=")]
+    bits = brown_clusters().get(_DIGITS.sub("0", low))
+    cluster = [f"bc{n}={bits[:n]}" for n in (4, 6, 10)] if bits else ["bc=none"]
+    own += [*cluster, f"bc={bits}"] if bits else cluster
+    near += cluster
     return tuple(own), tuple(near)
 
 

@@ -126,7 +126,7 @@ def test_public_benchmark_held_out_figures() -> None:
     FakeNameGenerator people, odd lines / rows: never trained on).
 
     The issue's target is recall >= 0.95 and precision >= 0.98 per kind. ADDRESS and DOB
-    meet it; NAME does not (0.871 / 0.927 on --public 2000: bare first names and surnames
+    meet it; NAME does not (0.896 / 0.930 on --public 2000: bare first names and surnames
     of 30+ cultures without a cue, shops and firms named after people, small towns). The
     NAME floors below are the measured figures less a margin, so a regression fails; they
     are not the target."""
@@ -135,7 +135,7 @@ def test_public_benchmark_held_out_figures() -> None:
     for kind in ("ADDRESS", "DOB"):
         assert report[kind]["recall"] >= 0.95 and report[kind]["precision"] >= 0.98, kind
     assert report["person"]["recall"] >= 0.90  # given + surname
-    assert report["NAME"]["recall"] >= 0.85 and report["NAME"]["precision"] >= 0.90
+    assert report["NAME"]["recall"] >= 0.87 and report["NAME"]["precision"] >= 0.91
     assert sum(pii_eval.negatives_false_positives(2000, 0).values()) == 0
 
 
@@ -143,7 +143,7 @@ def test_names_on_text_annotated_by_others() -> None:
     """Sets never used to write or train the name detectors: Wikigold (Wikipedia prose,
     CC BY 4.0), the Enron e-mail coreference test split (Apache-2.0) and WNUT-17 test
     (YouTube, Stack Overflow, Twitter, Reddit; CC BY 4.0). Measured NAME recall / precision
-    0.747 / 0.681, 0.903 / 0.961 and 0.373 / 0.676: far from the target (firms, places and
+    0.758 / 0.685, 0.895 / 0.951 and 0.403 / 0.702: far from the target (firms, places and
     works named like people; lower-case names in social media are never found, the
     detectors need a capital). The floors are the measured figures less a margin, so a
     regression fails; they are not the target. Other kinds are not scored (these sets
@@ -155,8 +155,8 @@ def test_names_on_text_annotated_by_others() -> None:
     )
     report, _ = pii_eval.evaluate_public(list(pii_wikigold.generate()))
     assert report["NAME"]["gold"] == 934
-    assert report["NAME"]["recall"] >= 0.72 and report["NAME"]["precision"] >= 0.64
-    floors = {"enron_coref.test": (390, 0.86, 0.93), "wnut17.test": (424, 0.33, 0.63)}
+    assert report["NAME"]["recall"] >= 0.73 and report["NAME"]["precision"] >= 0.66
+    floors = {"enron_coref.test": (390, 0.86, 0.93), "wnut17.test": (424, 0.37, 0.66)}
     for name, path in pii_corpora.fresh_sets().items():
         gold, recall, precision = floors[name]
         report, _ = pii_eval.evaluate_public(list(pii_corpora.load(path)))

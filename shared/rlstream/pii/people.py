@@ -359,6 +359,38 @@ def _segments(text: str, m: re.Match[str]) -> list[_Segment]:
     return out
 
 
+#: a name written in lower case after a cue that introduces one ("hi my name is sarah
+#: connor", "thanks kenji", "this is dr. patel"): up to three lower-case words
+_LOWER_CUE = re.compile(
+    r"(?i:\b(?P<strong>my name is|my name's|name is|name's|signed|i am called)"
+    r"|\b(?P<weak>thanks|thank you|thx|hi|hello|hey|dear|this is|it's|i'm|i am|regards|cheers|"
+    r"bye|mr\.?|mrs\.?|ms\.?|dr\.?))[,:]?[ \t]+"
+    r"(?=(?P<name>[a-z][a-z'’-]+(?:[ \t]+[a-z][a-z'’-]+){0,2}))"
+)
+
+
+def lower_case(text: str) -> list[tuple[int, int]]:
+    """Lower-case names after a cue: after "my name is" the words up to the first stop word
+    or ordinary word that is no listed first name; after a greeting, "this is" or a title
+    only listed names that are no ordinary words ("thanks kenji" yes, "thanks again" no)."""
+    out: list[tuple[int, int]] = []
+    for m in _LOWER_CUE.finditer(text):
+        strong = m.group("strong") is not None
+        start = end = m.start("name")
+        for w in re.finditer(r"[a-z][a-z'’-]+", m.group("name")):
+            low = w.group()
+            listed = _listed(low)
+            first = low in first_names() or low in world_first_names()
+            if low in _STOP or (low in common_words() and not (strong and first)):
+                break
+            if not strong and (not listed or low in places()):
+                break
+            end = m.start("name") + w.end()
+        if end > start:
+            out.append((start, end))
+    return out
+
+
 def names(text: str) -> list[tuple[int, int]]:
     """Spans of person names in prose."""
     out: list[tuple[int, int]] = []
@@ -369,7 +401,8 @@ def names(text: str) -> list[tuple[int, int]]:
         out = _lists(text, out)
     if out and ":" in text and "," in text:
         out = sorted({*out, *_reversed(text, out)})
-    return out
+    lower = [s for s in lower_case(text) if not any(a < s[1] and s[0] < b for a, b in out)]
+    return sorted([*out, *lower]) if lower else out
 
 
 def _judge(

@@ -61,6 +61,10 @@ HOSTILE = [
     # e-mail headers (Enron): comma-only lists, "Surname, Given" pairs
     ("To: Biever, Jason, Brodeur, Stephane, Cowan, Mike, Davies, Derek", "Cowan", "NAME"),
     ("Cc: Corman, Shelley; Rangel, Ina; Kirk, Steve", "Rangel", "NAME"),
+    # chat in lower case: a cue, then a listed name
+    ("hi my name is sarah connor and my order is late", "connor", "NAME"),
+    ("ok thanks kenji", "kenji", "NAME"),
+    ("this is dr. patel speaking", "patel", "NAME"),
 ]
 
 #: look-alikes that must stay: versions, prices, order numbers, dates that are not births
@@ -99,6 +103,8 @@ KEEP = [
     "Ernst Home Centers opened a new branch.",
     "We ship to London, Paris, Berlin and Rome.",  # a list of places
     "Subject: Paris, France",  # a first name that is a place, then its country
+    "thanks again, call me back after 5pm; my name is not important",  # lower case, no name
+    "hi team, i am tired and this is great",
 ]
 
 
@@ -143,9 +149,9 @@ def test_names_on_text_annotated_by_others() -> None:
     """Sets never used to write or train the name detectors: Wikigold (Wikipedia prose,
     CC BY 4.0), the Enron e-mail coreference test split (Apache-2.0) and WNUT-17 test
     (YouTube, Stack Overflow, Twitter, Reddit; CC BY 4.0). Measured NAME recall / precision
-    0.758 / 0.685, 0.895 / 0.951 and 0.403 / 0.702: far from the target (firms, places and
-    works named like people; lower-case names in social media are never found, the
-    detectors need a capital). The floors are the measured figures less a margin, so a
+    0.757 / 0.685, 0.895 / 0.949 and 0.403 / 0.699: far from the target (firms, places and
+    works named like people; lower-case names in social media are found only after a cue
+    such as "thanks"). The floors are the measured figures less a margin, so a
     regression fails; they are not the target. Other kinds are not scored (these sets
     label no addresses nor dates of birth)."""
     pii_eval, pii_wikigold, pii_corpora = (

@@ -388,11 +388,15 @@ state = "{d / "state"}"
             "maxPods": 40,
             "podLogsDir": str(d / "pod-logs"),
             "volumePluginDir": str(d / "volume-plugins"),
-            # A busy shared disk must not evict pods nor garbage-collect the imported images.
+            # A busy shared disk must not evict pods nor garbage-collect the imported images
+            # (there is no registry to pull them back from). Absolute floors, not percentages:
+            # 1% of a 252 GB disk is 2.5 GB, crossed while a 7 GB trainer image was imported
+            # next to other work, and the eviction manager then deleted every unused image,
+            # the pause image and the current services image included.
             "evictionHard": {
                 "memory.available": "50Mi",
-                "nodefs.available": "1%",
-                "imagefs.available": "1%",
+                "nodefs.available": "100Mi",
+                "imagefs.available": "100Mi",
                 "nodefs.inodesFree": "1%",
             },
             "imageGCHighThresholdPercent": 100,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from typing import Any
 
 import orjson
 import pytest
@@ -34,7 +35,16 @@ def test_pii_in_every_field_leaves_no_trace(make_stack) -> None:
     asyncio.run(produce(st.bootstrap, st.topic(topics.CONVERSATIONS_RAW), good + rejected))
     assert wait_until(lambda: count(st.dsn, "SELECT count(*) FROM rollouts") >= 8, 120)
     assert wait_until(lambda: count(st.dsn, "SELECT count(*) FROM datasets") >= 1, 60)
-    dlq = asyncio.run(read_topic(st.bootstrap, st.topic(topics.dlq(topics.CONVERSATIONS_RAW))))
+    # the rejects sit on other partitions than the rollouts' conversations: under load the
+    # dataset can be released before the ingest reaches them, so wait for the dead letters
+    dlq_topic = st.topic(topics.dlq(topics.CONVERSATIONS_RAW))
+    dlq: list[Any] = []
+
+    def dead_letters() -> bool:
+        dlq[:] = asyncio.run(read_topic(st.bootstrap, dlq_topic))
+        return len(dlq) >= 3
+
+    assert wait_until(dead_letters, 60), f"{len(dlq)} dead letters, expected 3"
     assert len(dlq) == 3
     found = scan_everything(st, procs)
     assert not found, json.dumps(found, indent=1)

@@ -105,29 +105,6 @@ def passports(text: str) -> list[tuple[int, int]]:
     return [m.span(1) for m in _PASSPORT.finditer(text)]
 
 
-#: words of :data:`people._LOWER_CUE`: an all-lower-case text is checked for names only
-#: when it holds one ("hi my name is sarah", "thanks kenji")
-_LOWER_CUES = (
-    "name",
-    "call me",
-    "signed",
-    "than",
-    "thx",
-    "hi",
-    "hello",
-    "hey",
-    "dear",
-    "this is",
-    "it's",
-    "i'm",
-    "i am",
-    "regards",
-    "cheers",
-    "bye",
-    "mr",
-    "ms",
-    "dr",
-)
 _HAS_NAME_SHAPE = re.compile(rf"[{_UP}][{people.LOWER}]")
 
 
@@ -137,7 +114,7 @@ def find(text: str, low: str, digits: int) -> list[tuple[int, int, str]]:
     out: list[tuple[int, int, str]] = []
     if _HAS_NAME_SHAPE.search(text) is not None:
         out += [(a, b, "NAME") for a, b in names(text)]
-    elif any(cue in low for cue in _LOWER_CUES):
+    else:  # all lower case: only a cue can introduce a name ("thanks kenji")
         out += [(a, b, "NAME") for a, b in people.lower_case(text)]
     if digits:
         out += [(a, b, "ADDRESS") for a, b in addresses(text)]

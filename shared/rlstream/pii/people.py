@@ -297,7 +297,8 @@ def _of_after_name(text: str, start: int, found: list[tuple[int, int]]) -> bool:
 _SYMBOLS = re.compile(r"[^\w\s,.:;?!'’&()-]+")
 
 
-def _listed(w: str) -> bool:
+def listed(w: str) -> bool:
+    """A first name or surname of the census or world lists (also :mod:`rlstream.pii.tagger`)."""
     return any(
         w in names for names in (first_names(), surnames(), world_first_names(), world_surnames())
     )
@@ -308,7 +309,7 @@ def _all_names(low: list[str]) -> bool:
     ("Maria Kenji Smith Tanaka"): a person, not a title or a firm."""
     common, proper = common_words(), proper_nouns()
     return all(
-        _listed(w)
+        listed(w)
         and w not in places()
         and (w not in common or w in first_names() or w in frequent_surnames())
         and not (w in proper and _DEMONYM.search(w) and w not in first_names())
@@ -379,11 +380,11 @@ def lower_case(text: str) -> list[tuple[int, int]]:
         start = end = m.start("name")
         for w in re.finditer(r"[a-z][a-z'’-]+", m.group("name")):
             low = w.group()
-            listed = _listed(low)
+            known = listed(low)
             first = low in first_names() or low in world_first_names()
             if low in _STOP or (low in common_words() and not (strong and first)):
                 break
-            if not strong and (not listed or low in places()):
+            if not strong and (not known or low in places()):
                 break
             end = m.start("name") + w.end()
         if end > start:

@@ -212,25 +212,16 @@ def _backed(text: str, a: int, b: int) -> bool:
     low = [w.lower() for w in words]
     if any(w in people.STOP or w in common_words() or w in places() for w in low):
         return False
-    if " ".join(low) in places() or any(w in _ORG_WORDS for w in low):
+    if " ".join(low) in places() or any(w in people.ORG_LAST for w in low):
         return False  # "Buenos Aires", "Eberhard Faber GmbH"
     if any(len(w) < 3 or (w in proper_nouns() and w not in first_names()) for w in low):
         return False  # a dictionary proper noun, not a first name: "English", "Europe"
     if len(low) == 1 and people.IN_PLACE.search(text[max(0, a - 20) : a].lower()):
         return False  # "in Bicholim"
-    if not any(_listed(w) for w in low):
+    if not any(people.listed(w) for w in low):
         return False
     shop = text[b : b + 2] in ("'s", "’s") and text[b + 2 : b + 4].istitle()
     return not (len(words) == 1 and (shop or people.shop(text, b)))
-
-
-_ORG_WORDS = frozenset(["gmbh", "inc", "ltd", "llc", "corp", "co", "plc", "ag", "sa", "nv", "bv"])
-
-
-def _listed(low: str) -> bool:
-    return any(
-        low in names for names in (first_names(), surnames(), world_first_names(), world_surnames())
-    )
 
 
 _SENTENCE_END = frozenset('.!?:;|"“”()[]>*-')

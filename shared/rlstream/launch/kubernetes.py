@@ -6,7 +6,10 @@ launched (a redelivered release, a restarted curator) and the existing Job is ad
 re-listing on 410 Gone and after any dropped connection, so a restart or an outage
 misses nothing: each Job's current state is reported again and the caller's run tracker
 ignores what it has already recorded. Only ``Complete``/``Failed`` with status ``"True"``
-are terminal (``SuccessCriteriaMet``/``FailureTarget`` come first and are not).
+are terminal (``SuccessCriteriaMet``/``FailureTarget`` come first and are not). A Job whose
+spec annotation no longer parses (written by another release) is logged, counted in
+``rlstream_launch_jobs_unparseable_total`` and skipped: raising would re-list forever and
+never report the Jobs listed after it.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ import asyncio
 import logging
 from pathlib import Path
 from typing import Any
+
+from pydantic import ValidationError
 
 from rlstream.launch.base import (
     LaunchError,
@@ -33,6 +38,7 @@ from rlstream.launch.k8s_manifest import (
     job_name,
 )
 from rlstream.launch.settings import LaunchSettings
+from rlstream.observability.metrics import UNPARSEABLE_JOBS
 
 log = logging.getLogger("rlstream.launch.kubernetes")
 
@@ -81,7 +87,11 @@ def job_update(job: Any, deleted: bool = False) -> RunUpdate | None:
     raw = annotations.get(SPEC_ANNOTATION)
     if raw is None:
         return None
-    spec = RunSpec.model_validate_json(raw)
+    try:
+        spec = RunSpec.model_validate_json(raw)
+    except ValidationError as e:
+        _skip_unparseable(job, e)
+        return None
     conds = {_get(c, "type"): c for c in (_get(job, "status", "conditions") or []) if c is not None}
 
     def true(kind: str) -> Any:
@@ -103,6 +113,22 @@ def job_update(job: Any, deleted: bool = False) -> RunUpdate | None:
     if (_get(job, "status", "active") or 0) > 0 or _get(job, "status", "startTime"):
         return RunUpdate(run_id=spec.run_id, state="started", spec=spec)
     return None
+
+
+def _skip_unparseable(job: Any, e: ValidationError) -> None:
+    """One short line naming the Job and the failing field paths, never the annotation's
+    values (paths and agent names live there)."""
+    UNPARSEABLE_JOBS.inc()
+    first = e.errors(include_url=False, include_input=False)[0]
+    where = ".".join(str(p) for p in first.get("loc", ())) or "(root)"
+    log.warning(
+        "job %s/%s: run-spec annotation does not parse (%d errors, first %s: %s); skipped",
+        _get(job, "metadata", "namespace"),
+        _get(job, "metadata", "name"),
+        e.error_count(),
+        where[:80],
+        first.get("type", "?"),
+    )
 
 
 class KubernetesLauncher:

@@ -103,3 +103,8 @@ CONFLICTS = Counter(
     "Records whose id was accepted first with different content: dead-lettered",
     ["service"],
 )
+UNPARSEABLE_JOBS = Counter(
+    "rlstream_launch_jobs_unparseable_total",
+    "Training Jobs whose run-spec annotation does not parse (written by another release): "
+    "logged and skipped by the watcher, which goes on reporting the others",
+)

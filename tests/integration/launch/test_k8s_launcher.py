@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -231,5 +232,56 @@ async def test_follower_relists_after_410_gone(kube: Any, caplog: pytest.LogCapt
     assert len(flaky.watches) >= 2 and all(flaky.watches)  # each watch from a fresh list
     assert "410 Gone" in caplog.text
     assert [u.state for u in seen] == ["succeeded"]
+    await launcher.close()
+    await client.close()
+
+
+async def test_follower_skips_a_job_whose_spec_does_not_parse(
+    kube: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A Job left by another release (a renamed RunSpec field) sorts first in the list and
+    changes during the watch: the follower logs it, skips it and reports the later Job."""
+    from prometheus_client import REGISTRY
+
+    def skipped() -> float:
+        return REGISTRY.get_sample_value("rlstream_launch_jobs_unparseable_total") or 0.0
+
+    client = admin(kube)
+    ns = await namespace(client)
+    s = _settings(ns, kube.kubeconfig)
+    old = job_manifest(plan_run(_request("old release"), runs_dir=s.runs_path()), s, ns)
+    old["metadata"]["name"] = job_name("0" * 64)  # listed before any other Job
+    ann = old["metadata"]["annotations"]
+    spec_json = json.loads(ann["rlstream.dev/run-spec"])
+    spec_json["run"] = spec_json.pop("run_id")
+    ann["rlstream.dev/run-spec"] = json.dumps(spec_json)
+    await client.create(Job.from_dict(old))
+    launcher = KubernetesLauncher(s)
+    spec = plan_run(_request("later"), runs_dir=s.runs_path())
+    await launcher.launch(spec)
+    seen: list[RunUpdate] = []
+
+    async def on_update(u: RunUpdate) -> None:
+        seen.append(u)
+
+    before = skipped()
+    caplog.set_level("INFO", logger="rlstream.launch.kubernetes")
+    follow = asyncio.create_task(launcher.follow(on_update, retry_s=0.1))
+    for _ in range(100):  # listed once: skipped
+        if skipped() > before:
+            break
+        await asyncio.sleep(0.1)
+    await finish(client, old["metadata"]["name"], ns, ok=True)  # a watch event: skipped
+    await finish(client, job_name(spec.request.sha256), ns, ok=True)
+    for _ in range(100):
+        if seen:
+            break
+        await asyncio.sleep(0.1)
+    follow.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await follow
+    assert [(u.run_id, u.state) for u in seen] == [(spec.run_id, "succeeded")]
+    assert skipped() == before + 2  # once listed, once watched: never re-listed
+    assert "does not parse" in caplog.text and "re-listing" not in caplog.text
     await launcher.close()
     await client.close()

@@ -164,6 +164,34 @@ def test_only_complete_or_failed_true_is_terminal() -> None:
     assert job_update({"metadata": {"annotations": {}}}) is None  # not ours
 
 
+def test_a_job_whose_spec_does_not_parse_is_logged_counted_and_skipped(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A Job annotated by another release (here ``run_id`` renamed) is not ours to read:
+    raising made the watcher re-list forever and never report the Jobs after it."""
+    from prometheus_client import REGISTRY
+
+    def count() -> float:
+        return REGISTRY.get_sample_value("rlstream_launch_jobs_unparseable_total") or 0.0
+
+    job = _job([{"type": "Complete", "status": "True"}])
+    ann = job["metadata"]["annotations"]
+    old = json.loads(ann["rlstream.dev/run-spec"])
+    old["run"] = old.pop("run_id")
+    ann["rlstream.dev/run-spec"] = json.dumps(old)
+    before = count()
+    caplog.set_level("WARNING", logger="rlstream.launch.kubernetes")
+    assert job_update(job) is None
+    assert job_update(job, deleted=True) is None
+    ann["rlstream.dev/run-spec"] = "{not json"
+    assert job_update(job) is None
+    assert count() == before + 3
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 3 and all("does not parse" in line for line in lines)
+    assert f"ml/{job['metadata']['name']}" in lines[0] and "run_id" in lines[0]
+    assert not any("support-bot" in line or SHA in line for line in lines)  # no values
+
+
 def test_manifest_for_a_dataset_folder(tmp_path: Path) -> None:
     from rlstream.launch.kubernetes import job_manifest_for_dataset
 

@@ -2,7 +2,9 @@
 conversations interleaved, then an account of every input.
 
 Attacks: binary header values and non-UTF-8 header keys, records near each size limit
-(900 KB invalid JSON, a ~1 MB conversation, 25,000 messages, 200-deep nesting), ReDoS-shaped
+(900 KB invalid JSON, a ~1 MB conversation, 25,000 messages, 200-deep nesting), nesting
+just under orjson's 1,024 levels (1,000-1,020, PII at the bottom) and far past it (5,000),
+8 KB conversation, tool-call and agent ids (issue 24), ReDoS-shaped
 text (PEM-header floods, digit runs, e-mail runs), PII in every field, identical repeats
 and conflicting versions of one conversation id. Each good conversation must end scored
 exactly once and each poison record dead-lettered; no partition may be left with waiting
@@ -36,6 +38,7 @@ from aiokafka.record import default_records
 from _services import Stack, conversation, read_topic, release_env, start_stack
 from rlstream.delivery.dlq import safe_dlq_key
 from rlstream.events import topics
+from rlstream.limits import bounded_id
 from rlstream.pii.fields import safe_id
 
 Rec = tuple[bytes, bytes, list[tuple[str, bytes]]]
@@ -88,6 +91,18 @@ def attacks(rng: random.Random) -> tuple[list[Rec], list[Rec], list[tuple[Rec, R
     poison.append((b"many-messages", orjson.dumps(many), []))
     deep = conv("deep") | {"metadata": {"task_id": "t", "x": _nested(200)}}
     poison.append((b"deep", orjson.dumps(deep), []))
+    for levels in (1000, 1010, 1020, 5000):  # orjson parses these up to 1,024 levels
+        body = orjson.dumps(conv(f"deep{levels}") | {"metadata": "HOLE"})
+        nest = b'{"a":' * levels + b'"mail jane.doe@example.com"' + b"}" * levels
+        poison.append((f"deep{levels}".encode(), body.replace(b'"HOLE"', nest), []))
+    long_id = "L" * 8192  # over-long ids: digested at ingest, scored
+    good.append((long_id.encode(), orjson.dumps(conv(long_id)), []))
+    long_call = conv("long-call")
+    long_call["messages"][2]["tool_calls"] = [
+        {"id": "k" * 8192, "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    ]
+    good.append((b"long-call", orjson.dumps(long_call), []))
+    good.append((b"long-agent", orjson.dumps(conv("long-agent", agent="a" * 8192)), []))
     redos = {
         "redos-pem": "-----BEGIN PRIVATE KEY-----" * 18_000,  # ~490 KB
         "redos-digits": "1 " * 200_000,
@@ -212,7 +227,7 @@ def main() -> None:
         for first, second in pairs:  # the conflicting version after the first one
             at = recs.index(first)
             recs.insert(rng.randrange(at + 1, len(recs) + 1), second)
-        want_scored = {safe_id(k.decode()) for k, _, _ in good} | {
+        want_scored = {bounded_id(safe_id(k.decode()) or "") for k, _, _ in good} | {
             safe_id(p[0][0].decode()) for p in pairs
         }
         want_dlq = Counter((safe_dlq_key(k) or b"").decode() for k, _, _ in poison)

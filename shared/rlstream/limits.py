@@ -13,6 +13,7 @@ Depth counts containers: ``1`` is 0 deep, ``[1]`` 1, ``{"a": [1]}`` 2.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterator
 from typing import IO, Any
@@ -30,6 +31,10 @@ MAX_DEPTH_CEILING = 200
 MAX_BYTES = 64 * 1024 * 1024
 #: characters kept in a reject / DLQ excerpt
 EXCERPT_CHARS = 300
+#: longest identifier (conversation, tool call, task key, agent ...) kept as is, in UTF-8
+#: bytes: several of them share one Postgres index row, which must stay under btree's
+#: 2,704-byte limit
+MAX_ID_BYTES = 256
 
 _STRING_B = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
 _STRING_S = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
@@ -99,6 +104,17 @@ def check_value(value: Any, max_depth: int = MAX_DEPTH) -> None:
     """Raise NestingTooDeep for a parsed value deeper than ``max_depth``."""
     if value_too_deep(value, max_depth):
         raise NestingTooDeep(f"JSON nested deeper than {max_depth} levels")
+
+
+def bounded_id(value: str, max_bytes: int = MAX_ID_BYTES) -> str:
+    """``value`` if it fits ``max_bytes`` (UTF-8), else a stable digest of it (``long-`` +
+    32 hex digits of its sha256), so equal ids still match and no index sees the long one."""
+    if len(value) * 4 <= max_bytes:  # fast path: no UTF-8 character is longer than 4 bytes
+        return value
+    raw = value.encode("utf-8", "surrogatepass")
+    if len(raw) <= max_bytes:
+        return value
+    return "long-" + hashlib.sha256(raw).hexdigest()[:32]
 
 
 def loads(

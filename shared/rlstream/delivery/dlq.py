@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import logging
 from collections.abc import Sequence
 from typing import Protocol
 
+from rlstream import limits
 from rlstream.delivery.disposition import Disposition
 from rlstream.delivery.wire import safe_key
 from rlstream.events.models import DLQRecord
@@ -32,6 +34,11 @@ class RecordLike(Protocol):
     @property
     def headers(self) -> Sequence[tuple[str, bytes]]: ...
 
+
+log = logging.getLogger("rlstream.delivery")
+
+#: error code of a dead letter that carries the record's coordinates only
+UNPROCESSABLE = "unprocessable"
 
 #: most bytes of a rejected value kept in its dead letter (base64 adds a third): a dead
 #: letter must always fit the DLQ topic, whatever was rejected (see docs/delivery.md)
@@ -70,7 +77,30 @@ def build_dlq_record(
     service: str,
     payload_max: int = DLQ_PAYLOAD_MAX,
 ) -> DLQRecord:
-    """A dead letter for a rejected message that always fits the DLQ topic and holds no PII."""
+    """A dead letter for a rejected message that always fits the DLQ topic and holds no PII.
+
+    Total: if the payload cannot be redacted (whatever the reason), the letter keeps its
+    size, sha256, the reason and a redacted, truncated text preview instead of the value;
+    if even that fails, an ``unprocessable`` letter with the record's coordinates only.
+    """
+    try:
+        return _full_letter(record, verdict, error, service, payload_max)
+    except Exception as exc:
+        log.warning("dead letter payload unredactable; keeping a preview", exc_info=True)
+        try:
+            return _preview_letter(record, verdict, error, service, exc)
+        except Exception:
+            log.error("dead letter preview failed; keeping coordinates only", exc_info=True)
+            return unprocessable_letter(record, service)
+
+
+def _full_letter(
+    record: RecordLike,
+    verdict: Disposition,
+    error: BaseException | None,
+    service: str,
+    payload_max: int,
+) -> DLQRecord:
     raw = record.value or b""
     value, redacted, truncated = _kept(raw, payload_max)
     headers: list[tuple[str, str]] = []
@@ -95,6 +125,51 @@ def build_dlq_record(
         value_bytes=len(raw),
         value_redacted=redacted,
         value_truncated=truncated,
+    )
+
+
+def _preview_letter(
+    record: RecordLike,
+    verdict: Disposition,
+    error: BaseException | None,
+    service: str,
+    why: BaseException,
+) -> DLQRecord:
+    """No original bytes, no key, no headers: a redacted text preview and the facts."""
+    raw = record.value or b""
+    preview = redact_str(raw[: limits.EXCERPT_CHARS * 4].decode("utf-8", "replace"))
+    reason = f"{verdict.reason} (payload not redactable: {type(why).__name__})"
+    return DLQRecord(
+        topic=record.topic,
+        partition=record.partition,
+        offset=record.offset,
+        timestamp_ms=record.timestamp,
+        value_b64=_b64(preview[: limits.EXCERPT_CHARS].encode("utf-8", "replace")),
+        error_code=verdict.code,
+        error_class=type(error).__name__ if error is not None else "Rejected",
+        error_message=redact_str(reason)[:2000],
+        service=service,
+        value_sha256=hashlib.sha256(raw).hexdigest(),
+        value_bytes=len(raw),
+        value_redacted=True,
+        value_truncated=True,
+    )
+
+
+def unprocessable_letter(record: RecordLike, service: str) -> DLQRecord:
+    """The last resort: where the record is, nothing of what it holds."""
+    return DLQRecord(
+        topic=str(record.topic),
+        partition=int(record.partition),
+        offset=int(record.offset),
+        value_b64="",
+        error_code=UNPROCESSABLE,
+        error_class="Unprocessable",
+        error_message="no dead letter could be built for this record; replay it from the "
+        "source topic at these coordinates",
+        service=service,
+        value_redacted=True,
+        value_truncated=True,
     )
 
 

@@ -23,6 +23,7 @@ from rlstream.delivery.dlq import DLQ_PAYLOAD_MAX, RecordLike, build_dlq_record,
 from rlstream.delivery.outbox import Outbox
 from rlstream.delivery.progress import Progress
 from rlstream.delivery.wire import unreadable_reason
+from rlstream.events.models import DLQRecord
 from rlstream.observability.health import Health
 from rlstream.observability.logs import bound
 from rlstream.observability.metrics import (
@@ -98,24 +99,22 @@ class BatchRunner:
         return Outbox(self.producer, self.service, self.limits)
 
     async def dead_letter(self, rejected: list[Rejected]) -> None:
-        """Publish DLQ records and wait for the broker; a failure here means retry."""
+        """Publish DLQ records and wait for the broker; a failure here means retry.
+
+        Building a letter never fails (:func:`build_dlq_record` degrades to a preview, then
+        to the coordinates); "dead-lettered" is logged and counted only once the broker
+        acknowledged the letter."""
         if not rejected:
             return
         box: Outbox[Rejected] = self.outbox()
+        entries: dict[int, DLQRecord] = {}
         for rej in rejected:
             entry = build_dlq_record(
                 rej.record, rej.verdict, rej.error, self.service, self.dlq_payload_max
             )
+            entries[id(rej)] = entry
             topic, key, value, headers = dlq_message(rej.record, entry)
             await box.add(topic, key, value, headers, ref=rej)
-            DEAD_LETTERED.labels(self.service, rej.record.topic, rej.verdict.code).inc()
-            with bound(
-                correlation_id=f"{rej.record.topic}/{rej.record.partition}/{rej.record.offset}"
-            ):
-                log.warning(
-                    "dead-lettered",
-                    extra={"reason": rej.verdict.code, "error": entry.error_message[:500]},
-                )
         failures = await box.flush()
         # a dead letter the broker refuses for good (it cannot get smaller than its cap, so
         # only a misconfigured topic does this): send it once more without the payload,
@@ -123,13 +122,26 @@ class BatchRunner:
         refused = [(r, e) for r, e in failures if r is not None and _deterministic(e)]
         for rej, _ in refused:
             entry = build_dlq_record(rej.record, rej.verdict, rej.error, self.service, 0)
+            entries[id(rej)] = entry
             topic, key, value, headers = dlq_message(rej.record, entry)
             await box.add(topic, key, value, headers, ref=rej)
         failures = [f for f in failures if f not in refused] + await box.flush()
+        failed = {id(r) for r, _ in failures}
+        for rej in rejected:
+            if id(rej) not in failed:
+                self._log_dead_letter(rej, entries[id(rej)])
         if failures:
             self.progress.dlq_failing = f"DLQ unpublishable: {failures[0][1]!r}"[:300]
             raise RetryBatch(failures[0][1], "dlq_publish_failed")
         self.progress.dlq_failing = None
+
+    def _log_dead_letter(self, rej: Rejected, entry: DLQRecord) -> None:
+        DEAD_LETTERED.labels(self.service, rej.record.topic, entry.error_code).inc()
+        with bound(correlation_id=f"{rej.record.topic}/{rej.record.partition}/{rej.record.offset}"):
+            log.warning(
+                "dead-lettered",
+                extra={"reason": entry.error_code, "error": entry.error_message[:500]},
+            )
 
     async def run(self, message: Any, handle: Handler) -> None:
         raw = message.raw_message
@@ -158,7 +170,7 @@ class BatchRunner:
         except Exception as exc:
             code = exc.code if isinstance(exc, RetryBatch) else disposition(exc).code
             if not isinstance(exc, RetryBatch) and disposition(exc).action is not Action.RETRY:
-                if await self._give_up(first, readable, unreadable, exc):
+                if await self._give_up(first, readable, unreadable, exc, handle):
                     return await self.run_ack(message, records, started)
                 log.exception("batch handler failed outside record isolation; retrying")
             await self._retry(message, exc, code)
@@ -166,23 +178,40 @@ class BatchRunner:
         await self.run_ack(message, records, started)
 
     async def _give_up(
-        self, first: Any, readable: list[Any], unreadable: list[Rejected], exc: BaseException
+        self,
+        first: Any,
+        readable: list[Any],
+        unreadable: list[Rejected],
+        exc: BaseException,
+        handle: Handler,
     ) -> bool:
-        """A bug (not the world) failed the same batch ``BUG_ATTEMPTS`` times: dead-letter
-        its records with the reason instead of retrying a deterministic failure forever."""
+        """A bug (not the world) failed the same batch ``BUG_ATTEMPTS`` times: run its
+        records one at a time and dead-letter, with the reason, only those that fail alone
+        (handlers are idempotent, so records the failed attempts half-did are safe to
+        redo), instead of retrying a deterministic failure forever."""
         where = (first.topic, first.partition, first.offset)
         self._bug_attempts[where] = self._bug_attempts.get(where, 0) + 1
         if self._bug_attempts[where] < BUG_ATTEMPTS:
             return False
         self._bug_attempts.pop(where, None)
-        verdict = disposition(exc)
         log.error(
-            "batch failed %d times outside record isolation; dead-lettering it",
+            "batch failed %d times outside record isolation; isolating its records",
             BUG_ATTEMPTS,
-            extra={"code": verdict.code, "records": len(readable) + len(unreadable)},
+            extra={"code": disposition(exc).code, "records": len(readable) + len(unreadable)},
         )
+        rejected = list(unreadable)
+        for r in readable:
+            try:
+                rejected += await handle([r])
+            except RetryBatch:
+                return False
+            except Exception as one:
+                verdict = disposition(one)
+                if verdict.action is Action.RETRY:
+                    return False
+                rejected.append(Rejected(r, verdict, one))
         try:
-            await self.dead_letter(unreadable + [Rejected(r, verdict, exc) for r in readable])
+            await self.dead_letter(rejected)
         except Exception:
             return False
         return True

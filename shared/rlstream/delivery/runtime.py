@@ -54,6 +54,11 @@ class ServiceSettings(Settings):
     stall_after_s: float = Field(
         default=60.0, description="/readyz 503 when a partition has waiting records this long"
     )
+    unhealthy_after_s: float = Field(
+        default=600.0,
+        description="/healthz 503 (the platform restarts the pod) when a partition has had "
+        "waiting records and no commit this long; the message names partition and offset",
+    )
     busy_after_s: float = Field(
         default=15.0, description="/readyz 503 when the event loop has not ticked this long"
     )
@@ -93,7 +98,9 @@ class Runtime:
         self._probe: asyncio.Task[None] | None = None
         self.health.busy_after_s = settings.busy_after_s
         self.runner.progress.stall_after_s = settings.stall_after_s
+        self.runner.progress.unhealthy_after_s = settings.unhealthy_after_s
         self.health.add_check("progress", self.runner.progress.check)
+        self.health.add_live_check("progress", self.runner.progress.check_live)
 
     def topic(self, name: str) -> str:
         """The physical topic for a contract topic name (adds ``topic_prefix``)."""

@@ -16,6 +16,7 @@ from rlstream import limits
 from rlstream.errors import InputError, SchemaViolation, TooManyRejectsError
 from rlstream.fastmodel import replaced
 from rlstream.formats import content_hash, parse_record
+from rlstream.ingest.ids import bound_ids
 from rlstream.ingest.models import IngestOptions, IngestSummary, Reject
 from rlstream.ingest.reader import EXCERPT, FileReader, RawItem, expand_paths, file_size
 from rlstream.ingest.seen import CompactSeenSet
@@ -56,6 +57,7 @@ class Ingestor:
             t = self.resolver.apply(t, raw=record)
             if self.options.redact:  # ids, names, keys: see rlstream.pii.fields, docs/pii.md
                 t = redact_fields(t)
+            t = bound_ids(t)  # after redaction: a digest of a PII-free id, never of the raw one
         except RecursionError as exc:
             raise SchemaViolation("record is nested too deeply to ingest") from exc
         if source is not None:

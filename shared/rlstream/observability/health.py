@@ -4,7 +4,8 @@ The server runs on its own thread and event loop: a batch that keeps the service
 busy (a large record, a slow regex) must not make the pod look dead, or Kubernetes kills
 it mid-batch and the same batch comes back (a restart loop with zero progress).
 
-``/healthz``: the process answers, and its main loop has ticked within ``stuck_after_s``.
+``/healthz``: the process answers, its main loop has ticked within ``stuck_after_s`` and
+every registered liveness check passes (a partition that has not advanced for far too long).
 ``/readyz``: started, the main loop ticked within ``busy_after_s``, the last batch did
 not end in a retry loop, and every registered check (broker reachable, no partition
 stalled) passes. ``/metrics``: Prometheus text format. Anything that is not a well-formed
@@ -35,6 +36,8 @@ class Health:
     busy_after_s: float = 15.0
     stuck_after_s: float = 300.0
     checks: dict[str, Check] = field(default_factory=dict)
+    #: checks that fail /healthz too: the platform restarts the process
+    live_checks: dict[str, Check] = field(default_factory=dict)
     _beat: float = field(default_factory=time.monotonic, repr=False)
     _loop: asyncio.AbstractEventLoop | None = field(default=None, repr=False)
     _thread: threading.Thread | None = field(default=None, repr=False)
@@ -47,6 +50,16 @@ class Health:
     def add_check(self, name: str, check: Check) -> None:
         self.checks[name] = check
 
+    def add_live_check(self, name: str, check: Check) -> None:
+        self.live_checks[name] = check
+
+    def not_live_reason(self) -> str | None:
+        """Why the process should be restarted, or None."""
+        idle = time.monotonic() - self._beat
+        if idle > self.stuck_after_s:
+            return f"stuck {idle:.0f}s"
+        return _first_failing(self.live_checks)
+
     def not_ready_reason(self) -> str | None:
         """Why the service cannot make progress now, or None."""
         if not self.ready:
@@ -54,14 +67,7 @@ class Health:
         idle = time.monotonic() - self._beat
         if idle > self.busy_after_s:
             return f"event loop busy for {idle:.0f}s"
-        for name, check in list(self.checks.items()):
-            try:
-                why = check()
-            except Exception as exc:
-                why = f"{name} check failed: {exc!r}"
-            if why:
-                return why
-        return None
+        return _first_failing(self.checks)
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -109,9 +115,9 @@ class Health:
     def route(self, path: str) -> tuple[str, str, bytes]:
         path = path.split("?", 1)[0]
         if path in ("/healthz", "/health", "/livez"):
-            idle = time.monotonic() - self._beat
-            if idle > self.stuck_after_s:
-                return "503 Service Unavailable", "text/plain", f"stuck {idle:.0f}s\n".encode()
+            dead = self.not_live_reason()
+            if dead is not None:
+                return "503 Service Unavailable", "text/plain", f"{dead}\n".encode()
             return "200 OK", "text/plain", b"ok\n"
         if path in ("/readyz", "/ready"):
             why = self.not_ready_reason()
@@ -180,3 +186,14 @@ class Health:
         if self._thread is not None:
             await asyncio.to_thread(self._thread.join, 5)
         self._loop = self._server = self._thread = None
+
+
+def _first_failing(checks: dict[str, Check]) -> str | None:
+    for name, check in list(checks.items()):
+        try:
+            why = check()
+        except Exception as exc:
+            why = f"{name} check failed: {exc!r}"
+        if why:
+            return why
+    return None

@@ -56,6 +56,12 @@ STALLED_PARTITIONS = Gauge(
     "Partitions with waiting records and no commit for the stall window",
     ["service"],
 )
+STALL_SECONDS = Gauge(
+    "rlstream_partition_stall_seconds",
+    "Longest time a partition with waiting records has gone without a commit (read at the "
+    "last health probe); past unhealthy_after_s /healthz fails",
+    ["service"],
+)
 PRODUCER_RENEWALS = Counter(
     "rlstream_producer_renewals_total",
     "Producers replaced after losing their idempotence (sequence) state",

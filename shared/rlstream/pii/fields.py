@@ -20,6 +20,10 @@ import re
 from functools import lru_cache
 from typing import Any
 
+import orjson
+
+from rlstream import limits
+from rlstream.errors import InputError, NestingTooDeep
 from rlstream.fastmodel import replaced
 from rlstream.pii.detectors import find_spans
 from rlstream.pii.redact import Redactor, pii_free_id
@@ -80,7 +84,9 @@ def _clean_str(s: str, r: Redactor) -> str:
     return red
 
 
-def _keys(v: Any, r: Redactor) -> Any:
+def _keys(v: Any, r: Redactor, depth: int = 0) -> Any:
+    if depth >= limits.MAX_DEPTH_CEILING and isinstance(v, dict | list | tuple):
+        raise NestingTooDeep(f"JSON nested deeper than {limits.MAX_DEPTH_CEILING} levels")
     if isinstance(v, dict):
         out: dict[Any, Any] = {}
         changed = False
@@ -88,12 +94,12 @@ def _keys(v: Any, r: Redactor) -> Any:
             nk = _clean_str(k, r) if isinstance(k, str) else k
             while nk != k and nk in out:
                 nk = nk + "_"
-            new = _keys(item, r)
+            new = _keys(item, r, depth + 1)
             changed |= nk is not k or new is not item
             out[nk] = new
         return out if changed else v
     if isinstance(v, list | tuple):
-        items = [_keys(i, r) for i in v]
+        items = [_keys(i, r, depth + 1) for i in v]
         if all(a is b for a, b in zip(items, v, strict=True)):
             return v
         return items
@@ -106,15 +112,15 @@ def _keys(v: Any, r: Redactor) -> Any:
 def redact_payload(data: bytes) -> tuple[bytes, bool]:
     """Raw bytes (a rejected record) with PII removed: (bytes, whether anything changed).
 
-    JSON is redacted value by value and key by key and re-encoded; anything else is read as
-    UTF-8 (undecodable bytes replaced) and redacted as text.
+    JSON is redacted value by value and key by key and re-encoded; anything else, and JSON
+    nested deeper than any input is accepted with (``limits.MAX_DEPTH_CEILING``: orjson
+    parses up to 1,024 levels, deeper than the walk may recurse), is read as UTF-8
+    (undecodable bytes replaced) and redacted as text.
     """
-    import orjson
-
     r = Redactor()
     try:
-        parsed = orjson.loads(data)
-    except (orjson.JSONDecodeError, RecursionError):
+        parsed = limits.loads(data, max_depth=limits.MAX_DEPTH_CEILING, max_bytes=None)
+    except InputError:
         parsed = None
     else:
         new = redact_deep(parsed, r)
@@ -200,7 +206,5 @@ def _call(c: ToolCall, r: Redactor) -> ToolCall:
         if new is not v:
             upd[name] = new
     if "arguments" in upd and c.raw_arguments is not None:
-        import orjson
-
         upd["raw_arguments"] = orjson.dumps(upd["arguments"]).decode()
     return replaced(c, upd) if upd else c

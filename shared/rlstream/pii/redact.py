@@ -18,6 +18,7 @@ import orjson
 from pydantic import JsonValue
 
 from rlstream import limits
+from rlstream.errors import NestingTooDeep
 from rlstream.fastmodel import replaced
 from rlstream.pii.detectors import (
     CONTEXT_KINDS,
@@ -75,6 +76,10 @@ def _key_kind(key: str) -> Kind | None:
         if pattern.search(key):
             return kind
     return None
+
+
+def _walk_too_deep() -> NestingTooDeep:
+    return NestingTooDeep(f"JSON nested deeper than {limits.MAX_DEPTH_CEILING} levels")
 
 
 def _norm(kind: Kind, value: str) -> str:
@@ -147,10 +152,12 @@ class Redactor:
         """:meth:`value` for a top-level JSON value."""
         return self.value(v)
 
-    def value(self, v: Any, key: str | None = None) -> Any:
+    def value(self, v: Any, key: str | None = None, depth: int = 0) -> Any:
         """Redact every string inside a JSON value (dict keys are left alone).
 
-        Returns ``v`` itself when nothing changed, so callers can skip copies cheaply.
+        Returns ``v`` itself when nothing changed, so callers can skip copies cheaply. Raises
+        NestingTooDeep past ``limits.MAX_DEPTH_CEILING`` (what any input may be accepted
+        with) instead of recursing into a RecursionError.
         """
         t = type(v)
         if t is str:
@@ -162,6 +169,8 @@ class Redactor:
                 return v
             return self.text(v, place=key is not None and _PLACE_KEY.search(key) is not None)
         if t is dict or (t is not list and t is not tuple and isinstance(v, Mapping)):
+            if depth >= limits.MAX_DEPTH_CEILING:
+                raise _walk_too_deep()
             out: dict[str, Any] | None = None
             for k, item in v.items():
                 if item is None or type(item) in _SCALARS:
@@ -171,18 +180,20 @@ class Redactor:
                             out = dict(v) if out is None else out
                             out[k] = new
                     continue
-                new = self.value(item, k if type(k) is str else str(k))
+                new = self.value(item, k if type(k) is str else str(k), depth + 1)
                 if new is not item:
                     if out is None:
                         out = dict(v)
                     out[k] = new
             return v if out is None else out
         if t is list or t is tuple:
+            if depth >= limits.MAX_DEPTH_CEILING:
+                raise _walk_too_deep()
             items: list[Any] | None = None
             for idx, item in enumerate(v):
                 if item is None or type(item) in _SCALARS:
                     continue
-                new = self.value(item, key)
+                new = self.value(item, key, depth + 1)
                 if new is not item:
                     if items is None:
                         items = list(v)

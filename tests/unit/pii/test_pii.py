@@ -274,3 +274,34 @@ def test_json_returns_clean_values_as_is_and_numbers_pii() -> None:
     assert out["note"] == "mail <EMAIL_1> about order 1234" and r.found["EMAIL"] == 1
     assert r.json(dirty)["note"] == "mail <EMAIL_1> about order 1234"
     assert r.found["EMAIL"] == 2
+
+
+# issue 24: recursion-safe redaction of hostile nesting
+
+
+@pytest.mark.parametrize("levels", [950, 1000, 1020, 1100, 5000])
+def test_redact_payload_of_any_depth_never_recurses_and_leaks_nothing(levels: int) -> None:
+    from rlstream.pii.fields import redact_payload
+
+    raw = b'{"a":' * levels + b'"mail jane.doe@example.com"' + b"}" * levels
+    out, changed = redact_payload(raw)
+    assert changed and b"jane.doe@example.com" not in out
+
+
+def test_the_redactor_walk_stops_at_the_shared_ceiling() -> None:
+    from rlstream import limits
+    from rlstream.errors import NestingTooDeep
+    from rlstream.pii.fields import redact_deep
+    from rlstream.pii.redact import Redactor
+
+    v: object = "x"
+    for _ in range(limits.MAX_DEPTH_CEILING + 1):
+        v = [v]
+    with pytest.raises(NestingTooDeep):
+        Redactor().value(v)
+    with pytest.raises(NestingTooDeep):
+        redact_deep(v, Redactor())
+    ok: object = "x"
+    for _ in range(limits.MAX_DEPTH_CEILING):
+        ok = {"k": ok}
+    Redactor().value(ok)  # the deepest anything may be accepted with still redacts

@@ -20,6 +20,7 @@ from rlstream.delivery.sizing import BROKER_DEFAULT_MAX, FRAMING_BYTES
 from rlstream.delivery.versions import conflict, first_wins, transcript_version
 from rlstream.errors import MessageTooLarge, ParseError, UnknownFormatError
 from rlstream.events import RawTurnDelta, topics
+from rlstream.ingest.ids import bound_delta
 from rlstream.observability.metrics import DUPLICATES, OPEN_CONVERSATIONS
 from rlstream.pii.fields import redact_str, safe_id
 from rlstream.transcript import SourceRef, Transcript
@@ -71,7 +72,7 @@ class IngestHandler:
                 data = parse_raw(r.value, max_bytes)
                 src = source_of(r)
                 if data.get("kind") == "turn_delta":
-                    deltas.append((RawTurnDelta.model_validate(data), src, r))
+                    deltas.append((bound_delta(RawTurnDelta.model_validate(data)), src, r))
                 else:
                     whole.append(Item(r, self.ingestor.process(data, src)))
             except Exception as exc:

@@ -1,14 +1,17 @@
-"""Evaluation: baseline vs candidate on held-out prompts, a paired CI and a promotion gate.
+"""Evaluation: baseline vs candidate on held-out prompts, a paired test and a promotion gate.
 
 ``run_evaluation(request)`` samples both models with the same decoding on the same
 held-out prompts, grades every sample with the grader's own code, and computes pass@1,
-pass@k, mean reward, guard metrics and a paired bootstrap CI over prompts.
-``decide(report, gate)`` promotes only on a real gain without regressions;
-``write_report`` writes report.json, report.md and the plots.
+pass@k, mean reward, guard metrics and the paired gain over prompts (its small-sample-valid
+test, and a bootstrap CI for display). ``decide(report, gate)`` says ``promote`` only on a
+proven gain over at least ``min_prompts`` prompts without a possible regression,
+``insufficient`` below that many prompts, else ``reject``; ``write_report`` writes
+report.json, report.md and the plots.
 """
 
 from rlstream.evaluation.gate import decide
 from rlstream.evaluation.models import (
+    Decision,
     Decoding,
     Delta,
     EvalRequest,
@@ -32,6 +35,7 @@ from rlstream.evaluation.report import write_report
 from rlstream.evaluation.run import run_evaluation
 
 __all__ = [
+    "Decision",
     "Decoding",
     "Delta",
     "EvalRequest",

@@ -12,6 +12,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
 Metric = Literal["pass_at_1", "mean_reward"]
+#: what the gate can say: a proven gain, a failed check, or too few prompts to tell
+Decision = Literal["promote", "reject", "insufficient"]
 
 
 class _Frozen(BaseModel):
@@ -159,7 +161,11 @@ class ModelSummary(_Frozen):
 
 
 class Delta(_Frozen):
-    """Candidate minus baseline on the gate metric, paired over prompts."""
+    """Candidate minus baseline on one metric, paired over prompts.
+
+    ``ci_low``/``ci_high`` are a bootstrap CI for display (``method``); the gate decides on
+    ``p_value``, the one-sided p of "gain <= ``margin``" from the small-sample-valid ``test``.
+    """
 
     metric: Metric
     mean: float
@@ -171,6 +177,10 @@ class Delta(_Frozen):
     losses: int
     ties: int
     method: str
+    #: the gate's test (exact McNemar / paired sign-flip permutation) and its one-sided p
+    test: str = ""
+    p_value: float | None = None
+    margin: float = 0.0
 
 
 class EvaluationReport(_Frozen):
@@ -181,7 +191,8 @@ class EvaluationReport(_Frozen):
     decoding: Decoding
     baseline: ModelSummary
     candidate: ModelSummary
-    #: the paired pass@1 delta (95%); ``deltas`` has it per metric
+    #: the paired pass_at_1 delta at the evaluation's confidence (95% unless asked);
+    #: ``deltas`` has it per metric. report.json's ``delta`` is the gate metric's instead.
     delta: Delta
     deltas: dict[str, Delta]
     leakage: dict[str, JsonValue]
@@ -213,21 +224,26 @@ def default_guards() -> dict[str, GuardRule]:
 
 
 class GateConfig(_Frozen):
-    """Promote only when the CI lower bound of ``metric``'s gain clears ``min_effect`` and
-    no guard regresses beyond its tolerance."""
+    """Promote only when a paired one-sided test at ``confidence`` rejects "``metric``'s gain
+    <= ``min_effect``" over at least ``min_prompts`` held-out prompts, and every guard's
+    one-sided bound on its regression stays within tolerance (docs/registry.md, "The gate")."""
 
     metric: Metric = "pass_at_1"
-    min_effect: float = 0.0
+    min_effect: float = Field(default=0.0, gt=-1.0, lt=1.0)
     confidence: float = Field(default=0.95, gt=0.5, lt=1.0)
+    #: below this many held-out prompts the decision is ``insufficient``, never ``promote``
+    min_prompts: int = Field(default=30, ge=1)
     guards: dict[str, GuardRule] = Field(default_factory=default_guards)
     #: an unavailable judge fails the gate: samples that could not be graded, at most
     max_ungraded_share: float = Field(default=0.0, ge=0.0, le=1.0)
 
 
 class GateDecision(_Frozen):
-    promote: bool
+    """``decision`` with its reasons, the first being the gain test's (or why none ran)."""
+
+    decision: Decision
     reasons: tuple[str, ...]
 
     @property
-    def decision(self) -> Literal["promote", "reject"]:
-        return "promote" if self.promote else "reject"
+    def promote(self) -> bool:
+        return self.decision == "promote"

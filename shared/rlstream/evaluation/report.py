@@ -20,10 +20,13 @@ def report_json(
     gate: GateConfig | None = None,
     model_id: str | None = None,
 ) -> dict[str, Any]:
-    """The report plus ``decision``, ``reasons``, ``model_id`` and ``delta`` (the gate
-    metric's paired delta at the gate's confidence, as the decision saw it)."""
+    """The report plus ``decision`` (promote | reject | insufficient), ``reasons``,
+    ``model_id``, ``gate`` (its settings) and ``delta``: the gate metric's paired delta at
+    the gate's confidence with the gate's test at ``min_effect``, as the decision saw it
+    (named by ``gate_metric`` / ``gate_confidence`` beside it; ``deltas`` keeps every
+    metric at the evaluation's confidence)."""
     g = gate or GateConfig()
-    delta = paired_delta(report.prompts, g.metric, g.confidence, report.decoding.seed)
+    delta = paired_delta(report.prompts, g.metric, g.confidence, report.decoding.seed, g.min_effect)
     body = report.model_dump(mode="json")
     body["delta"] = delta.model_dump(mode="json")
     return {
@@ -31,8 +34,18 @@ def report_json(
         "reasons": list(decision.reasons),
         "model_id": model_id,
         "gate": g.model_dump(mode="json"),
+        "gate_metric": g.metric,
+        "gate_confidence": g.confidence,
         **body,
     }
+
+
+def _cell(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3f}"
+
+
+def _change(x: float | None, y: float | None) -> str:
+    return "-" if x is None or y is None else f"{y - x:+.3f}"
 
 
 def _md(data: dict[str, Any]) -> str:
@@ -45,9 +58,12 @@ def _md(data: dict[str, Any]) -> str:
             if k != "1"
         ),
         ("mean reward", b["mean_reward"], c["mean_reward"]),
-        *((f"guard: {k}", v, c["guards"].get(k, 0.0)) for k, v in sorted(b["guards"].items())),
+        *(
+            (f"guard: {k}", b["guards"].get(k), c["guards"].get(k))
+            for k in sorted({*b["guards"], *c["guards"]})
+        ),
     ]
-    table = "\n".join(f"| {n} | {x:.3f} | {y:.3f} | {y - x:+.3f} |" for n, x, y in rows)
+    table = "\n".join(f"| {n} | {_cell(x)} | {_cell(y)} | {_change(x, y)} |" for n, x, y in rows)
     reasons = "\n".join(f"- {r}" for r in data["reasons"])
     dec = data["decoding"]
     mode = "greedy" if dec["greedy"] else f"k={dec['k']}, temperature {dec['temperature']}"
@@ -69,9 +85,11 @@ Leakage check: {"; ".join(data["leakage"]["sources"]) or "no training lineage gi
 |---|---|---|---|
 {table}
 
-Paired {d["metric"]} gain over prompts: mean {d["mean"]:+.3f}, {d["confidence"]:.0%} bootstrap
-CI [{d["ci_low"]:+.3f}, {d["ci_high"]:+.3f}] ({d["method"]}); {d["wins"]} prompts better,
-{d["losses"]} worse, {d["ties"]} equal.
+Paired {d["metric"]} gain (the gate metric) over prompts: mean {d["mean"]:+.3f}; {d["wins"]}
+prompts better, {d["losses"]} worse, {d["ties"]} equal. Gate test: {d["test"]}, one-sided
+p = {d["p_value"]:.3g} for "gain <= {d["margin"]:+.3f}" (promote needs p < {1 - d["confidence"]:.2g}
+and at least {data["gate"]["min_prompts"]} prompts). {d["confidence"]:.0%} bootstrap CI, for
+display only: [{d["ci_low"]:+.3f}, {d["ci_high"]:+.3f}] ({d["method"]}).
 
 ![pass@k](passk.svg) ![per-prompt difference](diff_hist.svg) ![rewards](rewards.svg)
 """

@@ -13,6 +13,8 @@ from eval_helpers import ScriptedSampler, orders_dataset
 from rlstream.curation.heldout import is_heldout
 from rlstream.evaluation import (
     EvalRequest,
+    GateConfig,
+    GuardRule,
     HeldoutLeakError,
     ModelRef,
     decide,
@@ -72,13 +74,19 @@ def test_scripted_perfect_candidate_beats_a_prose_baseline(tmp_path: Path) -> No
     assert report.deltas["pass_at_1"].ci_low == 1.0 and report.deltas["pass_at_1"].n_prompts == n
     assert seen[-1] == ("candidate", n, n)
     assert report.leakage["sources"] == [report.leakage["sources"][0]]
-    decision = decide(report)
-    assert decision.promote
-    data = write_report(report, decision, tmp_path / "out", model_id="m1")
+    # the prose baseline tries no call, so the candidate alone must bound its tool-error
+    # rate: 0 errors over 34 prompts bounds it at 7.4%, above the default 5%
+    assert decide(report).decision == "reject"
+    gate = GateConfig(guards={"tool_error_rate": GuardRule(worse="higher", tolerance=0.1)})
+    decision = decide(report, gate)
+    assert decision.decision == "promote", decision.reasons
+    data = write_report(report, decision, tmp_path / "out", gate=gate, model_id="m1")
     for f in ("report.json", "report.md", "passk.svg", "diff_hist.svg", "rewards.svg"):
         assert (tmp_path / "out" / f).stat().st_size > 200
     on_disk = orjson.loads((tmp_path / "out" / "report.json").read_bytes())
     assert on_disk["decision"] == "promote" and on_disk["model_id"] == "m1"
+    assert (on_disk["gate_metric"], on_disk["gate_confidence"]) == ("pass_at_1", 0.95)
+    assert on_disk["delta"]["test"] == "exact McNemar" and on_disk["delta"]["p_value"] < 1e-9
     assert on_disk["baseline"]["pass_at_1"] == 0.0 and on_disk["candidate"]["pass_at_1"] == 1.0
     assert on_disk["delta"]["mean"] == 1.0 and data["delta"]["ci_low"] == 1.0
     assert "**Decision: promote**" in (tmp_path / "out" / "report.md").read_text()

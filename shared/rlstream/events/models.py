@@ -161,7 +161,8 @@ class EvaluationEvent(_Event):
     model_id: str = Field(description="the candidate's registry id (weights digest)")
     baseline_model: str = Field(description="champion model id, or the base model's name")
     candidate_model: str
-    decision: Literal["promote", "reject"]
+    #: insufficient: too few held-out prompts to decide; only promote moves an alias
+    decision: Literal["promote", "reject", "insufficient"]
     reasons: tuple[str, ...] = ()
     metric: str | None = None
     baseline_value: float | None = None

@@ -18,6 +18,9 @@ from rlstream.registry.ids import evaluation_id_for
 from rlstream.registry.registry import Registry
 from rlstream.storage import EvaluationRecord, LineageEdge, PromotionRecord, RunRecord
 
+#: the model's ``gate`` tag per decision (only ``promote`` ever moves an alias)
+_GATE_TAG = {"promote": "passed", "reject": "rejected", "insufficient": "insufficient"}
+
 
 class CandidateRun(BaseModel):
     """The finished training run whose adapter is the candidate."""
@@ -38,7 +41,7 @@ class Verdict(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    decision: Literal["promote", "reject"]
+    decision: Literal["promote", "reject", "insufficient"]
     reasons: tuple[str, ...] = ()
     metric: str | None = None
     baseline_value: float | None = None
@@ -110,8 +113,9 @@ async def record_evaluation(
     baseline_model: str,
     verdict: Verdict,
 ) -> EvaluationEvent:
-    """Store the run, the evaluation and the candidate model (tagged ``gate=passed|rejected``),
-    point ``challenger`` at it, and return the event to publish."""
+    """Store the run, the evaluation and the candidate model (tagged
+    ``gate=passed|rejected|insufficient``), point ``challenger`` at it, and return the event
+    to publish."""
     await record_run(registry, run)
     eid = evaluation_id_for(run.run_id)
     model = await registry.register(
@@ -121,7 +125,7 @@ async def record_evaluation(
         dataset_sha256=run.dataset_id,
         evaluation_id=eid,
         base_model=run.base_model,
-        tags={"gate": "passed" if verdict.decision == "promote" else "rejected"},
+        tags={"gate": _GATE_TAG[verdict.decision]},
     )
     summary: dict[str, JsonValue] = verdict.model_dump(mode="json", exclude={"report"})
     await registry.store.save_evaluation(
@@ -171,7 +175,8 @@ def event_from_record(record: EvaluationRecord) -> EvaluationEvent:
 
 
 async def apply_decision(registry: Registry, event: EvaluationEvent) -> PromotionRecord | None:
-    """Promote the candidate when the gate said so (promotion id derived from the evaluation)."""
+    """Promote the candidate when the gate said ``promote`` (promotion id derived from the
+    evaluation); ``reject`` and ``insufficient`` (too few held-out prompts) never promote."""
     if event.decision != "promote":
         return None
     return await registry.promote(

@@ -1,13 +1,16 @@
-"""``rlstream eval`` refuses leaked prompts and bad input with one line, before any model loads."""
+"""``rlstream eval`` refuses leaked prompts and bad input with one line, before any model loads,
+and its exit code tells promote, reject and insufficient apart."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import orjson
-from eval_helpers import orders_dataset
+import pytest
+from eval_helpers import orders_dataset, report_from, sample
 from typer.testing import CliRunner
 
+from rlstream.services.cli import eval_cmd
 from rlstream.services.cli.main import app
 
 runner = CliRunner()
@@ -42,3 +45,26 @@ def test_a_missing_heldout_file_is_a_usage_error(tmp_path: Path) -> None:
         "--heldout", str(tmp_path / "nope.jsonl"), "--reward", "tool_calling",
     )  # fmt: skip
     assert code == 2 and "held-out file not found" in out
+
+
+@pytest.mark.parametrize(
+    ("n", "won", "code", "decision"),
+    [(60, 40, 0, "promote"), (60, 0, 1, "reject"), (5, 5, 4, "insufficient")],
+)
+def test_the_exit_code_says_promote_reject_or_insufficient(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, n: int, won: int, code: int, decision: str
+) -> None:
+    """0 promote, 1 reject (EXIT_DATA), 4 insufficient: too few prompts is not a rejection."""
+    ds = orders_dataset(tmp_path)
+    base = [[sample(False)] for _ in range(n)]
+    cand = [[sample(i < won)] for i in range(n)]
+    monkeypatch.setattr(eval_cmd, "run_evaluation", lambda *a, **k: report_from(base, cand))
+    got, out = _eval(
+        "--baseline", str(tmp_path / "base"),
+        "--candidate-adapter", str(tmp_path / "adapter"),
+        "--heldout", str(ds / "heldout.jsonl"), "--reward", "tool_calling",
+        "--out", str(tmp_path / "eval"),
+    )  # fmt: skip
+    assert got == code, out
+    assert decision in out
+    assert orjson.loads((tmp_path / "eval" / "report.json").read_bytes())["decision"] == decision

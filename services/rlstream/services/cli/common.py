@@ -32,11 +32,15 @@ out = Console()
 P = ParamSpec("P")
 R = TypeVar("R")
 
-#: exit codes: 1 = the data failed a check, 2 = usage/config problem
+#: exit codes: 1 = the data failed a check (``rlstream eval``: the gate rejected),
+#: 2 = usage/config problem
 EXIT_DATA = 1
 EXIT_USAGE = 2
 #: an unexpected error (a bug)
 EXIT_INTERNAL = 3
+#: ``rlstream eval``: too few held-out prompts for the gate to decide (not a rejection:
+#: evaluate on more prompts)
+EXIT_INSUFFICIENT = 4
 
 
 #: set by the global ``--debug`` flag (or RLSTREAM_DEBUG=1): let tracebacks through

@@ -144,10 +144,10 @@ def demo(
     d = r["delta"]
     console.print(
         f"\nheld-out pass@1: baseline {r['baseline']['pass_at_1']:.3f} → candidate "
-        f"{r['candidate']['pass_at_1']:.3f}; gain {d['mean']:+.3f}, 95% CI "
-        f"[{d['ci_low']:+.3f}, {d['ci_high']:+.3f}] over {d['n_prompts']} prompts never trained on"
+        f"{r['candidate']['pass_at_1']:.3f}; {d['metric']} gain {d['mean']:+.3f} over "
+        f"{d['n_prompts']} prompts never trained on ({d['test']}, one-sided p {d['p_value']:.2g})"
     )
-    colour = "green" if result.decision.promote else "red"
+    colour = {"promote": "green", "reject": "red"}.get(result.decision.decision, "yellow")
     console.print(
         f"decision: [bold {colour}]{result.decision.decision}[/]  model {result.model_id}"
     )

@@ -16,7 +16,7 @@ from rlstream.evaluation import (
     write_report,
 )
 from rlstream.evaluation.prompts import load_heldout
-from rlstream.services.cli.common import EXIT_DATA, console, friendly_errors
+from rlstream.services.cli.common import EXIT_DATA, EXIT_INSUFFICIENT, console, friendly_errors
 
 EXAMPLES = """
 
@@ -28,7 +28,7 @@ rlstream eval --baseline ./models/base --baseline-adapter champion/adapter --can
 
 rlstream eval --candidate-adapter run/adapter --heldout dataset/heldout.jsonl --reward tool_calling --greedy --training-dataset dataset/
 
-Both models get the same prompts and decoding; every sample is graded by the reward spec with the grader's code. The gate promotes only when the lower bound of the paired 95% bootstrap CI of the pass@1 gain clears --min-effect and no guard (tool errors, response length, safety) regresses. Exit code 1 when the gate rejects.
+Both models get the same prompts and decoding; every sample is graded by the reward spec with the grader's code. The gate promotes only when a paired one-sided test at 95% (exact McNemar with one greedy sample per prompt, a sign-flip permutation test otherwise) shows a gain above --min-effect over at least --min-prompts held-out prompts, and no guard (tool errors, response length, safety) can have regressed beyond its tolerance (docs/gate.md). Exit code 0 on promote, 1 on reject, 4 when there are too few held-out prompts to decide (insufficient).
 """
 
 
@@ -49,7 +49,10 @@ def eval_command(
     training_dataset: Path = typer.Option(
         None, help="the candidate's training dataset: refuse any held-out key it contains"
     ),
-    min_effect: float = typer.Option(0.0, help="the CI lower bound must exceed this gain"),
+    min_effect: float = typer.Option(0.0, help="the gain the test must show to be exceeded"),
+    min_prompts: int = typer.Option(
+        30, help="fewer held-out prompts than this: decision insufficient (exit 4)"
+    ),
     metric: str = typer.Option("pass_at_1", help="gate metric: pass_at_1 | mean_reward"),
     seed: int = typer.Option(0, help="sampling and bootstrap seed"),
     device: str = typer.Option("auto", help="auto | cpu | cuda"),
@@ -75,7 +78,7 @@ def eval_command(
         sampler=sampler,
         training_dataset=training_dataset,
     )
-    gate = GateConfig(metric=metric, min_effect=min_effect)
+    gate = GateConfig(metric=metric, min_effect=min_effect, min_prompts=min_prompts)
     n = len(load_heldout(heldout, max_prompts))
     columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn())
     with Progress(*columns, TimeElapsedColumn(), console=console, transient=True) as bar:
@@ -88,16 +91,18 @@ def eval_command(
     b, c = report.baseline, report.candidate
     d = report.deltas[gate.metric]
     console.print(
-        f"pass@1 {b.pass_at_1:.3f} → {c.pass_at_1:.3f}; {gate.metric} gain {d.mean:+.3f}, "
-        f"95% CI [{d.ci_low:+.3f}, {d.ci_high:+.3f}] over {d.n_prompts} held-out prompts"
+        f"pass@1 {b.pass_at_1:.3f} → {c.pass_at_1:.3f}; {gate.metric} gain {d.mean:+.3f} "
+        f"over {d.n_prompts} held-out prompts"
     )
-    colour = "green" if decision.promote else "red"
+    colour = {"promote": "green", "reject": "red", "insufficient": "yellow"}[decision.decision]
     console.print(f"[bold {colour}]{decision.decision}[/]")
     for r in decision.reasons:
         console.print(f"  {r}")
     console.print(f"report → {out}/report.md")
-    if not decision.promote:
+    if decision.decision == "reject":
         raise typer.Exit(EXIT_DATA)
+    if decision.decision == "insufficient":
+        raise typer.Exit(EXIT_INSUFFICIENT)
 
 
 eval_command.__doc__ = (eval_command.__doc__ or "") + EXAMPLES

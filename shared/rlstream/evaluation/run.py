@@ -32,7 +32,7 @@ from rlstream.evaluation.prompts import (
 )
 from rlstream.evaluation.sampler import Sampler, make_sampler
 from rlstream.evaluation.stats import paired_delta, pass_at_ks
-from rlstream.grading import RewardSpec, spec_from_id
+from rlstream.grading import RewardSpec, SpecResolver
 
 #: progress(stage, done, total): stage is "baseline" or "candidate", counted in prompts
 Progress = Callable[[str, int, int], None]
@@ -118,11 +118,14 @@ def evaluation_id(request: EvalRequest, heldout_sha: str) -> str:
     return "eval-" + hashlib.sha256(blob).hexdigest()[:24]
 
 
-def eval_spec(text: str) -> RewardSpec:
+def eval_spec(text: str, specs: SpecResolver | None = None) -> RewardSpec:
     """The reward spec to grade samples with: a dataset's spec id (what the evaluator
-    service passes, ``outcome@1.1.0*1>=0.5#...``, rebuilt and checked) or reward names
-    with optional weights (``rlstream eval --reward a:2,b``)."""
-    return spec_from_id(text) if "@" in text else RewardSpec.parse(text)
+    service passes, ``outcome@1.1.0*1>=0.5#...``) resolved exactly as training resolves it
+    (rebuilt and checked, else found among ``specs``' reward config: an id cannot carry
+    options such as a policy), or reward names with optional weights (``--reward a:2,b``)."""
+    if "@" not in text:
+        return RewardSpec.parse(text)
+    return (specs or SpecResolver()).for_id(text)
 
 
 def run_evaluation(
@@ -131,12 +134,14 @@ def run_evaluation(
     *,
     sampler_factory: SamplerFactory | None = None,
     confidence: float = 0.95,
+    specs: SpecResolver | None = None,
 ) -> EvaluationReport:
-    """Sample, grade and compare; raises :class:`HeldoutLeakError` on a leaked prompt."""
+    """Sample, grade and compare; raises :class:`HeldoutLeakError` on a leaked prompt.
+    ``specs``: the resolver (with the reward config) that rebuilds a spec id."""
     t0 = time.perf_counter()
     prompts = load_heldout(request.heldout, request.max_prompts)
     leakage = _check_leaks(request, prompts)
-    spec = eval_spec(request.reward_spec)
+    spec = eval_spec(request.reward_spec, specs)
     factory = sampler_factory or (lambda ref: make_sampler(ref, request.sampler, request.device))
     base, base_s = _sample_model(request.baseline, prompts, request, spec, factory, progress)
     cand, cand_s = _sample_model(request.candidate, prompts, request, spec, factory, progress)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 from rlstream.registry import Verdict
 from rlstream.services.evaluator.evaluate import EvalJob
@@ -33,3 +34,35 @@ def evaluate(job: EvalJob) -> Verdict:
 
 def calls(stub_dir: Path, run_id: str) -> int:
     return len(list(stub_dir.glob(f"call-{run_id}-*.json")))
+
+
+class _Prose:
+    """A sampler that answers every prompt with prose and loads no model."""
+
+    name = "prose"
+
+    def generate(self, prompts: Any, decoding: Any, advance: Any = None) -> list[list[Any]]:
+        from rlstream.evaluation.sampler import Generation
+
+        out = [[Generation("Sure, let me look into that.", 8, True)] * decoding.samples] * len(
+            prompts
+        )
+        if advance is not None:
+            advance(len(prompts))
+        return out
+
+    def close(self) -> None:
+        pass
+
+
+def evaluate_library(job: EvalJob) -> Verdict:
+    """The service's real evaluation (``rlstream.evaluation``: spec resolution, grading,
+    gate, report) with the prose sampler in place of the models, so nothing is loaded."""
+    import rlstream.evaluation.run as run
+    from rlstream.services.evaluator.evaluate import evaluate_with_library
+
+    run.make_sampler = lambda *a, **kw: _Prose()  # type: ignore[attr-defined]
+    d = Path(os.environ["STUB_DIR"])
+    d.mkdir(parents=True, exist_ok=True)
+    (d / f"call-{job.run_id}-{os.getpid()}-{time.time_ns()}.json").write_text(job.model_dump_json())
+    return evaluate_with_library(job)

@@ -106,6 +106,7 @@ def test_optional_parts_render(helm_bin: Path) -> None:
         helm_bin,
         "--set", "services.evaluator.enabled=true",
         "--set", "evaluator.inferenceDeployment=vllm-server",
+        "--set", "evaluator.rewardConfig=/var/lib/rlstream/rewards.yaml",
         "--set", "autoscaling.enabled=true",
         "--set", "training.gpu.enabled=false",
         "--set", "networkPolicy.enabled=false",
@@ -114,6 +115,8 @@ def test_optional_parts_render(helm_bin: Path) -> None:
     ev = by[("Deployment", "rls-rlstream-evaluator")]["spec"]["template"]["spec"]
     assert ev["containers"][0]["command"][2] == "rlstream.services.evaluator.app:app"
     assert ev["automountServiceAccountToken"] is True
+    env = {e["name"]: e.get("value") for e in ev["containers"][0]["env"]}
+    assert env["RLSTREAM_REWARD_CONFIG"] == "/var/lib/rlstream/rewards.yaml"
     promoter = by[("Role", "rls-rlstream-promoter")]
     assert promoter["rules"] == [
         {

@@ -16,6 +16,7 @@ from rlstream.registry import ProducerSink, Registry, make_target
 from rlstream.services.evaluator.evaluate import load_evaluate
 from rlstream.services.evaluator.handler import EvaluatorHandler
 from rlstream.services.evaluator.settings import EvaluatorSettings
+from rlstream.services.evaluator.specs import checking_spec, spec_resolver
 
 log = logging.getLogger("rlstream.services.evaluator")
 SERVICE = "evaluator"
@@ -62,7 +63,11 @@ def registry() -> Registry:
     return _registry[0]
 
 
-handler = EvaluatorHandler(rt, settings, registry, load_evaluate(settings.evaluate_function))
+# the run's reward spec is resolved as training resolves it before any evaluation; the
+# reward config is read here, so a bad RLSTREAM_REWARD_CONFIG stops the service at startup
+specs = spec_resolver(settings.reward_config)
+evaluate = checking_spec(load_evaluate(settings.evaluate_function), specs)
+handler = EvaluatorHandler(rt, settings, registry, evaluate)
 service.handler = handler.handle
 
 

@@ -26,6 +26,8 @@ class EvalJob(BaseModel):
     run_id: str
     agent: str
     reward_spec: str
+    #: the reward YAML that rebuilds a spec id carrying options (training's SpecResolver)
+    reward_config: Path | None = None
     dataset_id: str
     heldout: Path | None
     trained_task_keys: tuple[str, ...] = ()
@@ -69,6 +71,7 @@ def evaluate_with_library(job: EvalJob) -> Verdict:
         run_evaluation,
         write_report,
     )
+    from rlstream.grading import SpecResolver
 
     if job.heldout is None or not job.heldout.exists():
         raise InputError(f"run {job.run_id}: dataset {job.dataset_id[:12]} has no heldout.jsonl")
@@ -85,7 +88,7 @@ def evaluate_with_library(job: EvalJob) -> Verdict:
         trained_task_keys=job.trained_task_keys,
     )
     gate = GateConfig(metric=job.metric, min_effect=job.min_effect)
-    report = run_evaluation(request)
+    report = run_evaluation(request, specs=SpecResolver(config_path=job.reward_config))
     decision = decide(report, gate)
     data = write_report(report, decision, job.report_dir, gate=gate)
     return Verdict.from_report(

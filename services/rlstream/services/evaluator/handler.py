@@ -147,6 +147,7 @@ class EvaluatorHandler:
             run_id=run.run_id,
             agent=run.agent,
             reward_spec=run.reward_spec,
+            reward_config=s.reward_config,
             dataset_id=run.dataset_id,
             heldout=heldout,
             trained_task_keys=tuple(sorted(trained)),

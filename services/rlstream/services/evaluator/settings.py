@@ -1,4 +1,5 @@
-"""Evaluator settings (env ``RLSTREAM_*``): the gate, the sampler budget, the deploy target."""
+"""Evaluator settings (env ``RLSTREAM_*``): the gate, the sampler budget, the reward config,
+the deploy target."""
 
 from __future__ import annotations
 
@@ -23,6 +24,11 @@ class EvaluatorSettings(ServiceSettings, DeploySettings):
     evaluate_function: str | None = Field(
         default=None,
         description="module:function(EvalJob) -> Verdict; default: rlstream.evaluation",
+    )
+    reward_config: Path | None = Field(
+        default=None,
+        description="the grader's per-agent reward YAML: rebuilds spec ids that carry options "
+        "(as training does); a spec it cannot build is recorded as a failed evaluation",
     )
     base_model: str | None = Field(
         default=None, description="base model dir; default: the run's, else the bundled one"

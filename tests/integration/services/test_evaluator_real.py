@@ -1,7 +1,8 @@
 """The evaluator service with its real evaluation (rlstream.evaluation, SmolLM2 on CPU): a
 tiny held-out set (3 prompts, greedy, 8 new tokens) so it runs in CI. The candidate is an
-untrained-but-random LoRA: no better than the base model, so the gate must reject it,
-tag it ``gate=rejected`` and promote nothing."""
+untrained-but-random LoRA on 3 held-out prompts: far below the gate's min_prompts, so the
+decision is ``insufficient`` (it would be at best a reject), tagged ``gate=insufficient``,
+and nothing is promoted."""
 
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ def _random_lora(out: Path) -> Path:
     return out
 
 
-def test_real_evaluation_rejects_a_candidate_that_is_no_better(
+def test_real_evaluation_never_promotes_on_three_prompts(
     make_stack: Callable[..., Stack], tmp_path: Path
 ) -> None:
     from rlstream.lineage import record_release
@@ -90,12 +91,14 @@ def test_real_evaluation_rejects_a_candidate_that_is_no_better(
     recs = asyncio.run(wait_for_count(st.bootstrap, st.topic(topics.EVALUATIONS), 1, timeout=280))
     assert recs, ev.tail()
     result = EvaluationEvent.model_validate_json(recs[0].value)
-    assert result.decision == "reject" and result.reasons, result
+    # 3 held-out prompts: too few for the gate (min_prompts 30), recorded, never promoted
+    assert result.decision == "insufficient" and result.reasons, result
     assert result.metric == "pass_at_1" and result.delta_ci_low is not None
     report = json.loads((reports / "run-real" / "report.json").read_text())
-    assert report["heldout"]["prompts"] == 3 and report["decision"] == "reject"
+    assert report["heldout"]["prompts"] == 3 and report["decision"] == "insufficient"
     assert report["baseline"]["model"]["adapter_dir"] is None  # no champion: the base model
     assert report["candidate"]["model"]["adapter_dir"].endswith("run-real/adapter")
     assert count(st.dsn, "SELECT count(*) FROM model_aliases WHERE alias = 'champion'") == 0
-    assert count(st.dsn, "SELECT count(*) FROM models WHERE metadata->>'gate' = 'rejected'") == 1
+    tagged = "SELECT count(*) FROM models WHERE metadata->>'gate' = 'insufficient'"
+    assert count(st.dsn, tagged) == 1
     assert asyncio.run(read_topic(st.bootstrap, st.topic(topics.DEPLOYMENTS))) == []

@@ -19,6 +19,7 @@ from pydantic import SecretStr
 from rlstream.curation import CurateOptions, curate, verify_dataset, write_dataset
 from rlstream.evaluation import (
     EvalRequest,
+    GateConfig,
     ModelRef,
     decide,
     load_heldout,
@@ -53,6 +54,7 @@ def test_reduced_demo_loop_gains_on_prompts_training_never_saw(
     d = report["delta"]
     assert d["n_prompts"] >= 40
     assert d["ci_low"] > 0, (report["baseline"]["pass_at_1"], report["candidate"]["pass_at_1"], d)
+    assert d["p_value"] < 0.05 and report["gate_metric"] == d["metric"] == "pass_at_1", d
     assert report["candidate"]["pass_at_1"] > report["baseline"]["pass_at_1"]
     assert report["decision"] == "promote" and report["model_id"] == result.model_id
     # the evaluated prompts are held-out ones: none is in the training lineage
@@ -95,6 +97,7 @@ def test_the_base_model_against_itself_is_rejected(tmp_path: Path, base_model: P
     )
     report = run_evaluation(request)
     assert all(len(p.baseline) == 1 and p.baseline[0].tokens > 0 for p in report.prompts)
-    decision = decide(report)
-    assert not decision.promote
-    assert "does not clear" in decision.reasons[0]
+    decision = decide(report)  # 12 prompts: below min_prompts, never a promotion
+    assert decision.decision == "insufficient", decision.reasons
+    judged = decide(report, GateConfig(min_prompts=12))
+    assert judged.decision == "reject" and "no gain over min_effect shown" in judged.reasons[0]

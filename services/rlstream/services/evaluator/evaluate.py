@@ -1,7 +1,8 @@
 """The evaluation step behind the evaluator: a job description and the function that runs it.
 
 The default runs ``rlstream.evaluation`` (held-out prompts, baseline vs candidate, paired
-bootstrap, gate); ``RLSTREAM_EVALUATE_FUNCTION=module:function`` plugs in another one.
+test, gate: promote | reject | insufficient); ``RLSTREAM_EVALUATE_FUNCTION=module:function``
+plugs in another one.
 Either way it is blocking, heavy code: the handler runs it in a worker thread.
 """
 
@@ -43,6 +44,7 @@ class EvalJob(BaseModel):
     seed: int
     metric: Literal["pass_at_1", "mean_reward"]
     min_effect: float
+    min_prompts: int = 30
 
 
 Evaluate = Callable[[EvalJob], Verdict]
@@ -87,7 +89,7 @@ def evaluate_with_library(job: EvalJob) -> Verdict:
         training_dataset=job.heldout.parent,
         trained_task_keys=job.trained_task_keys,
     )
-    gate = GateConfig(metric=job.metric, min_effect=job.min_effect)
+    gate = GateConfig(metric=job.metric, min_effect=job.min_effect, min_prompts=job.min_prompts)
     report = run_evaluation(request, specs=SpecResolver(config_path=job.reward_config))
     decision = decide(report, gate)
     data = write_report(report, decision, job.report_dir, gate=gate)

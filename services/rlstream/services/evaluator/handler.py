@@ -163,6 +163,7 @@ class EvaluatorHandler:
             seed=s.eval_seed,
             metric=s.gate_metric,
             min_effect=s.gate_min_effect,
+            min_prompts=s.gate_min_prompts,
         )
 
 

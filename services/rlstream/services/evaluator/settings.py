@@ -39,7 +39,12 @@ class EvaluatorSettings(ServiceSettings, DeploySettings):
     eval_max_new_tokens: int = Field(default=64, ge=1)
     eval_seed: int = 0
     gate_metric: Literal["pass_at_1", "mean_reward"] = "pass_at_1"
-    gate_min_effect: float = Field(default=0.0, description="CI lower bound must clear this")
+    gate_min_effect: float = Field(
+        default=0.0, description="the gain the gate's one-sided test must show to be exceeded"
+    )
+    gate_min_prompts: int = Field(
+        default=30, ge=1, description="fewer held-out prompts: decision insufficient"
+    )
     reports_dir: Path | None = Field(default=None, description="default: <data_dir>/evaluations")
 
     def reports_path(self) -> Path:

@@ -107,6 +107,13 @@ def test_curate_group_bench_times_each_size_and_finds_the_planted_duplicates() -
     assert 0 < int(m.group(1).replace(",", "")) <= int(m.group(2).replace(",", ""))
 
 
+def test_gate_calibration_bench_prints_rates_and_a_verdict() -> None:
+    out = _run("gate_calibration.py", "--repeats", "20", "--sizes", "5,30", "--workers", "1")
+    last = out.strip().splitlines()[-1]
+    assert re.search(r"false promotion <= alpha 0.05 .*: (met|MISSED) \(max [\d.]+\)", last), last
+    assert "power at n=30, +0.20: binary" in last
+
+
 def test_missing_peers_fail_under_ci(monkeypatch: pytest.MonkeyPatch) -> None:
     from rlstream_testkit import plugin
 

@@ -50,9 +50,9 @@ def decide(report: EvaluationReport, gate: GateConfig | None = None) -> GateDeci
             f"(min_prompts) to tell a gain from luck; {figures}"
         )
     elif ok:
-        reasons.append(f"{figures} < {alpha:.2g}: the gain clears min_effect")
+        reasons.append(f"{figures} (< {alpha:.2g}): the gain clears min_effect")
     else:
-        reasons.append(f"{figures} >= {alpha:.2g}: no gain over min_effect shown")
+        reasons.append(f"{figures} (not < {alpha:.2g}): no gain over min_effect shown")
     for name, rule in sorted(g.guards.items()):
         check = judge_guard(report, name, rule, g.confidence)
         if check is None:

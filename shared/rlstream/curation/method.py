@@ -5,7 +5,7 @@ enough mixed groups -> GRPO. GRPO also needs the reward to grade *fresh* samples
 reward that reads what was logged with the conversation (``outcome``: resolved, CSAT, a
 task reward) cannot: the trainer drops every such row and refuses the run. So before the
 manifest says GRPO, each GRPO row is probed with the trainer's own check
-(:func:`rlstream.training.reward.fresh_sample_error`) until one passes; when the reward
+(:func:`rlstream.grading.samples.fresh_sample_error`) until one passes; when the reward
 refuses every row, the recommendation falls back to DPO (the same mixed groups give logged
 pass/fail pairs), then SFT. ``--method auto`` follows the manifest, so both agree.
 
@@ -20,6 +20,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from rlstream.errors import RewardError
+from rlstream.grading import SpecResolver
+from rlstream.grading.samples import fresh_sample_error
 from rlstream.metrics import Method
 
 
@@ -29,10 +31,6 @@ def fit_method(
     """``(method, reason)``, with GRPO replaced when its reward cannot grade fresh samples."""
     if method != "grpo" or not grpo_rows:
         return method, reason
-    # training imports curation (the manifest), so its reward adapter loads here, on use
-    from rlstream.grading import SpecResolver
-    from rlstream.training.reward import fresh_sample_error
-
     specs = SpecResolver()
     refusal: Exception | None = None
     for row in grpo_rows:

@@ -5,7 +5,10 @@
   the CLI is the one deployable allowed to compose the others' library calls, but it, too,
   may not import another service's modules;
 * nothing shipped (library or services) imports the test kit (rlstream_testkit: the server
-  harness, PII generators), which is not in the wheel.
+  harness, PII generators), which is not in the wheel;
+* no two packages import each other, directly or around a longer loop, counting every
+  import statement wherever it stands (a lazy import inside a function is still a cycle:
+  it only moves the failure from import time to the first call).
 """
 
 from __future__ import annotations
@@ -250,3 +253,87 @@ def test_private_import_rule_catches_planted_violations(tmp_path: Path) -> None:
     assert private_import_violations(svc, svc.parent.parent) == [
         "rlstream/services/grader/bad.py imports rlstream.rewards._common",
     ]
+
+
+def package_graph(*roots: tuple[Path, Path]) -> dict[str, dict[str, set[str]]]:
+    """``package -> imported package -> the files that import it``, over every import
+    statement (module level, inside functions, under ``TYPE_CHECKING``), for each
+    ``(root, top)`` pair."""
+    graph: dict[str, dict[str, set[str]]] = {}
+    for root, top in roots:
+        for p in sorted(root.rglob("*.py")):
+            mine = _package_of(_module_name(p, top))
+            for m in _imports(p, top):
+                theirs = _package_of(m)
+                if m.startswith("rlstream.") and "." in theirs and theirs != mine:
+                    graph.setdefault(mine, {}).setdefault(theirs, set()).add(
+                        str(p.relative_to(top))
+                    )
+    return graph
+
+
+def import_cycles(graph: dict[str, dict[str, set[str]]]) -> list[str]:
+    """One line per package cycle (a strongly connected set of packages, Tarjan), with
+    the files behind each edge inside it."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    comps: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph.get(v, {}):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp: list[str] = []
+            while not comp or comp[-1] != v:
+                comp.append(stack.pop())
+            if len(comp) > 1:
+                comps.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    lines = []
+    for comp in sorted(comps):
+        edges = [
+            f"{a} -> {b} ({', '.join(sorted(graph[a][b]))})"
+            for a in comp
+            for b in comp
+            if b in graph.get(a, {})
+        ]
+        lines.append("cycle: " + "; ".join(edges))
+    return lines
+
+
+def test_no_package_import_cycles() -> None:
+    cycles = import_cycles(
+        package_graph((LIBRARY, LIBRARY.parent), (SERVICES, SERVICES.parent.parent))
+    )
+    assert not cycles, "\n".join(cycles)
+
+
+def test_cycle_rule_sees_function_level_imports(tmp_path: Path) -> None:
+    _tree(
+        tmp_path,
+        {
+            "shared/rlstream/a/__init__.py": "from rlstream.b import x\n",
+            "shared/rlstream/b/__init__.py": "",
+            "shared/rlstream/b/lazy.py": "def f():\n    from rlstream.c.m import y\n",
+            "shared/rlstream/c/m.py": "def g():\n    import rlstream.a\n",
+            "shared/rlstream/d/ok.py": "from rlstream.a import z\n",
+        },
+    )
+    lib = tmp_path / "shared" / "rlstream"
+    assert import_cycles(package_graph((lib, lib.parent))) == [
+        "cycle: rlstream.a -> rlstream.b (rlstream/a/__init__.py); "
+        "rlstream.b -> rlstream.c (rlstream/b/lazy.py); "
+        "rlstream.c -> rlstream.a (rlstream/c/m.py)"
+    ]
+    (lib / "c" / "m.py").write_text("def g():\n    pass\n")
+    assert import_cycles(package_graph((lib, lib.parent))) == []

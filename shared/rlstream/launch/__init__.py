@@ -14,11 +14,11 @@ from rlstream.launch.base import (
     RunSpec,
     RunUpdate,
     plan_run,
-    run_id_for,
 )
 from rlstream.launch.coordinator import LaunchCoordinator
 from rlstream.launch.registry import available_launchers, launcher_from_settings, load_launcher
 from rlstream.launch.settings import LaunchSettings
+from rlstream.training.config import run_id_for  # the one run-id scheme
 
 __all__ = [
     "EXIT_BAD_CONFIG",

@@ -14,12 +14,13 @@ import hashlib
 import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rlstream.errors import ConfigError
 from rlstream.events.models import DatasetReleased
+from rlstream.training.config import TrainConfig, run_id_for
 
 TRAINER_MODULE = "rlstream.services.trainer"
 #: trainer exit code for a bad configuration: never worth a retry (podFailurePolicy FailJob)
@@ -80,42 +81,51 @@ class LaunchRequest(BaseModel):
         )
 
 
-def run_id_for(sha256: str) -> str:
-    """One dataset, one run: the id every launcher and the runs table use."""
-    return f"run-{sha256[:24]}"
-
-
 class RunSpec(BaseModel):
-    """A planned run: what the trainer service is started with."""
+    """A planned run: what the trainer service is started with. ``config`` is the whole
+    :class:`TrainConfig` (every CLI flag, ``RLSTREAM_TRAIN_CONFIG``), passed to the trainer
+    as ``--config`` and read back there as the same model."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     run_id: str
     request: LaunchRequest
     backend: str = "builtin"
-    method: str = "auto"
     base_model: str | None = None
     output_dir: str
-    max_steps: int | None = None
-    config: dict[str, JsonValue] = Field(
-        default_factory=dict, description="TrainConfig overrides (JSON)"
-    )
+    config: TrainConfig = Field(default_factory=TrainConfig)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy(cls, data: Any) -> Any:
+        """A spec written by an earlier release (a Job annotation) kept ``method`` and
+        ``max_steps`` beside a dict of overrides: fold them into the config."""
+        if isinstance(data, dict) and ("method" in data or "max_steps" in data):
+            data = dict(data)
+            config = dict(data.get("config") or {})
+            method, steps = data.pop("method", None), data.pop("max_steps", None)
+            if method is not None:
+                config.setdefault("method", method)
+            if steps is not None:
+                config.setdefault("max_steps", steps)
+            data["config"] = config
+        return data
+
+    @property
+    def method(self) -> str:
+        """The run's method (``auto`` only for a spec planned without its dataset)."""
+        return self.config.method
 
     def trainer_args(self) -> list[str]:
         """``python -m rlstream.services.trainer`` arguments (the Job's and the child's)."""
         r = self.request
         args = [
             "--run-id", self.run_id, "--dataset", r.path, "--output", self.output_dir,
-            "--method", self.method, "--backend", self.backend, "--agent", r.agent,
-            "--reward-spec", r.reward_spec,
+            "--backend", self.backend, "--agent", r.agent, "--reward-spec", r.reward_spec,
         ]  # fmt: skip
         if self.base_model:
             args += ["--model", self.base_model]
-        if self.max_steps is not None:
-            args += ["--max-steps", str(self.max_steps)]
-        if self.config:
-            args += ["--config", json.dumps(self.config, sort_keys=True)]
-        return args
+        return [*args, "--config", self.config.model_dump_json()]
 
     def argv_hash(self) -> str:
         return hashlib.sha256("\x00".join(self.trainer_args()).encode()).hexdigest()
@@ -125,22 +135,24 @@ def plan_run(
     request: LaunchRequest,
     *,
     runs_dir: Path,
+    config: TrainConfig | None = None,
     backend: str = "builtin",
     base_model: str | None = None,
-    max_steps: int | None = None,
-    config: dict[str, JsonValue] | None = None,
 ) -> RunSpec:
+    """The run of ``config`` on the request's dataset. The coordinator and the CLI pass a
+    config whose method :func:`rlstream.training.data.resolve_config` resolved; with
+    ``auto`` the request's recommended method is taken, else the trainer resolves it."""
+    cfg = config or TrainConfig()
+    if cfg.method == "auto" and request.method in ("sft", "dpo", "grpo"):
+        cfg = cfg.model_copy(update={"method": request.method})
     run_id = run_id_for(request.sha256)
-    method = request.method if request.method in ("sft", "dpo", "grpo") else "auto"
     return RunSpec(
         run_id=run_id,
         request=request,
         backend=backend,
-        method=method,
         base_model=base_model,
         output_dir=str(runs_dir / run_id),
-        max_steps=max_steps,
-        config=dict(config or {}),
+        config=cfg,
     )
 
 

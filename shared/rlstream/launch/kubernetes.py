@@ -39,6 +39,8 @@ from rlstream.launch.k8s_manifest import (
 )
 from rlstream.launch.settings import LaunchSettings
 from rlstream.observability.metrics import UNPARSEABLE_JOBS
+from rlstream.training.config import TrainConfig
+from rlstream.training.data import resolve_config
 
 log = logging.getLogger("rlstream.launch.kubernetes")
 
@@ -55,20 +57,23 @@ def job_manifest_for_dataset(
     dataset_dir: Path,
     settings: LaunchSettings | None = None,
     *,
-    method: str | None = None,
+    config: TrainConfig | None = None,
+    backend: str | None = None,
+    base_model: str | None = None,
     agent: str | None = None,
 ) -> dict[str, Any]:
     """The Job ``rlstream train --launcher kubernetes`` would create (``--dry-run``
-    prints it): settings give backend, base model, max steps, image, GPUs ..."""
+    prints it): ``config`` (default: the settings' TrainConfig) with its method resolved
+    against the dataset, the settings' image, GPUs ..."""
     s = settings or LaunchSettings()
-    request = LaunchRequest.from_dataset(dataset_dir, agent=agent, method=method)
+    request = LaunchRequest.from_dataset(dataset_dir, agent=agent)
+    _, cfg = resolve_config(Path(dataset_dir), config or s.train_config_model())
     spec = plan_run(
         request,
         runs_dir=s.runs_path(),
-        backend=s.train_backend,
-        base_model=s.train_base_model,
-        max_steps=s.train_max_steps,
-        config=s.train_config,
+        config=cfg,
+        backend=backend or s.train_backend,
+        base_model=base_model or s.train_base_model,
     )
     return job_manifest(spec, s)
 

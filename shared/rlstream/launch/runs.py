@@ -134,6 +134,16 @@ class RunTracker:
         )
         return True
 
+    async def record_handle(self, run_id: str, handle: str | None) -> None:
+        """What the launcher created (``job/<name>``, ``pid N``): a run row without one was
+        recorded but maybe never launched, and is launched again (launchers adopt)."""
+        await self.store.pool.execute(
+            "UPDATE runs SET spec = spec || jsonb_build_object('handle', $2::text)"
+            " WHERE run_id = $1",
+            run_id,
+            handle or "unknown",
+        )
+
     async def spent_today(self) -> float:
         """Estimated GPU-hours of the runs launched in the last 24 hours."""
         value = await self.store.pool.fetchval(

@@ -9,9 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, JsonValue
+from pydantic import Field, JsonValue, ValidationError, field_validator
 
+from rlstream.errors import ConfigError
 from rlstream.settings import Settings
+from rlstream.training.config import TrainConfig
 
 
 def _gpu_toleration() -> list[dict[str, JsonValue]]:
@@ -31,7 +33,8 @@ class LaunchSettings(Settings):
     train_max_steps: int | None = Field(default=None, ge=1, description="None: backend default")
     train_config: dict[str, JsonValue] = Field(
         default_factory=dict,
-        description='TrainConfig fields as JSON, e.g. {"learning_rate": 1e-4, "batch_size": 4}',
+        description='TrainConfig fields as JSON, e.g. {"learning_rate": 1e-4, "batch_size": 4};'
+        " checked against TrainConfig at startup",
     )
     runs_dir: Path | None = Field(default=None, description="run outputs; default <data_dir>/runs")
 
@@ -73,7 +76,7 @@ class LaunchSettings(Settings):
     k8s_run_as_user: int = 10001
     k8s_watch_timeout_s: int = Field(default=300, ge=5, description="server-side watch timeout")
 
-    # ---- budget (rlstream.training.budget) ----------------------------------------------
+    # ---- budget (rlstream.launch.budget) ----------------------------------------------
     budget_gpu_hours_per_run: float = Field(default=8.0, gt=0)
     budget_gpu_hours_per_day: float = Field(default=24.0, gt=0)
     budget_gpu_peak_tflops: float = Field(
@@ -85,6 +88,23 @@ class LaunchSettings(Settings):
     budget_model_params: float | None = Field(
         default=None, description="parameter count when it cannot be read from the model"
     )
+
+    @field_validator("train_config")
+    @classmethod
+    def _a_train_config(cls, value: dict[str, JsonValue]) -> dict[str, JsonValue]:
+        """A typo here fails the launcher at startup, not the Job on a GPU (exit 2)."""
+        TrainConfig.model_validate(value)
+        return value
+
+    def train_config_model(self) -> TrainConfig:
+        """The TrainConfig every launch starts from: ``train_config`` + ``train_max_steps``."""
+        fields = dict(self.train_config)
+        if self.train_max_steps is not None:
+            fields["max_steps"] = self.train_max_steps
+        try:
+            return TrainConfig.model_validate(fields)
+        except ValidationError as e:
+            raise ConfigError(f"RLSTREAM_TRAIN_CONFIG: {e}") from e
 
     def resolved_launcher(self) -> str:
         if self.launcher != "auto":

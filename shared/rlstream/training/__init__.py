@@ -20,6 +20,7 @@ from rlstream.training.config import (
     TrainingError,
     TrainMethod,
     TrainPlan,
+    run_id_for,
 )
 from rlstream.training.run import ADAPTER_DIR, METRICS_FILE, RUN_FILE, plan, train
 
@@ -43,5 +44,6 @@ __all__ = [
     "get_backend",
     "load_causal_lm",
     "plan",
+    "run_id_for",
     "train",
 ]

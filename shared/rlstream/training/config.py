@@ -84,6 +84,12 @@ def effective(config: TrainConfig) -> tuple[float, float]:
     return lr, beta
 
 
+def run_id_for(dataset_sha256: str) -> str:
+    """One dataset, one run: the id of every run of a dataset (the curator's, the
+    trainer's, ``rlstream train``'s default output folder) and of its runs row."""
+    return f"run-{dataset_sha256[:24]}"
+
+
 class TrainPlan(_Frozen):
     """What a run would do, without doing it (``rlstream train --dry-run``)."""
 

@@ -9,7 +9,7 @@ import orjson
 
 from rlstream.curation import Manifest, verify_dataset
 from rlstream.errors import ConfigError
-from rlstream.training.config import MethodChoice, TrainMethod
+from rlstream.training.config import MethodChoice, TrainConfig, TrainMethod, method_of
 
 METHOD_FILES: dict[TrainMethod, str] = {
     "sft": "sft.jsonl",
@@ -42,6 +42,20 @@ def resolve_method(manifest: Manifest, requested: MethodChoice) -> TrainMethod:
         have = {m: e.rows for m, f in METHOD_FILES.items() if (e := manifest.files.get(f))}
         raise ConfigError(f"the dataset has no {method} rows ({file}); rows per method: {have}")
     return method
+
+
+def resolve_config(dataset_dir: Path, config: TrainConfig) -> tuple[Manifest, TrainConfig]:
+    """The verified manifest and ``config`` with its method resolved: what the trainer, the
+    CLI and the launcher (before it records or launches anything) all call."""
+    manifest = load_manifest(dataset_dir)
+    method = resolve_method(manifest, config.method)
+    return manifest, config.model_copy(update={"method": method})
+
+
+def method_rows(manifest: Manifest, config: TrainConfig) -> int:
+    """Rows of the file of the config's (resolved) method, from the manifest."""
+    entry = manifest.files.get(METHOD_FILES[method_of(config)])
+    return 0 if entry is None else entry.rows
 
 
 def read_rows(dataset_dir: Path, method: TrainMethod) -> list[dict[str, Any]]:

@@ -24,8 +24,8 @@ from rlstream.training.basemodel import (
     model_identity,
     resolve_model,
 )
-from rlstream.training.config import Progress, RunResult, TrainConfig, TrainPlan
-from rlstream.training.data import load_manifest, resolve_method
+from rlstream.training.config import Progress, RunResult, TrainConfig, TrainPlan, run_id_for
+from rlstream.training.data import resolve_config
 
 RUN_FILE = "run.json"
 METRICS_FILE = "metrics.json"
@@ -34,18 +34,6 @@ ADAPTER_DIR = "adapter"
 
 def _sha256_json(value: Any) -> str:
     return hashlib.sha256(orjson.dumps(value, option=orjson.OPT_SORT_KEYS)).hexdigest()
-
-
-def default_run_id(dataset_id: str, config: TrainConfig, backend: str) -> str:
-    """Names the content: the same dataset, backend and config give the same id."""
-    digest = _sha256_json([backend, config.model_dump(mode="json")])[:8]
-    return f"{dataset_id[:12]}-{config.method}-{digest}"
-
-
-def _resolved(dataset_dir: Path, config: TrainConfig) -> tuple[Manifest, TrainConfig]:
-    manifest = load_manifest(dataset_dir)
-    method = resolve_method(manifest, config.method)
-    return manifest, config.model_copy(update={"method": method})
 
 
 def plan(
@@ -57,7 +45,7 @@ def plan(
     base_model: str | Path | None = None,
 ) -> TrainPlan:
     """What :func:`train` would run. Never converts or downloads the base model."""
-    _, cfg = _resolved(dataset_dir, config)
+    _, cfg = resolve_config(dataset_dir, config)
     model: str | Path = (
         base_model if base_model is not None else default_models_dir() / BASE_MODEL_ID
     )
@@ -79,10 +67,10 @@ def train(
     Configuration problems (not a dataset, no rows for the method, unknown backend, missing
     base model) raise ConfigError before anything runs.
     """
-    manifest, cfg = _resolved(dataset_dir, config)
+    manifest, cfg = resolve_config(dataset_dir, config)
     be = get_backend(backend)
     model = resolve_model(base_model)
-    rid = run_id or default_run_id(manifest.dataset_id, cfg, backend)
+    rid = run_id or run_id_for(manifest.dataset_id)
     output_dir.mkdir(parents=True, exist_ok=True)
     the_plan = be.plan(dataset_dir, model, cfg, output_dir)
     started = time.time()

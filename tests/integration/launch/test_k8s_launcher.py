@@ -20,6 +20,7 @@ from lightkube.resources.core_v1 import Secret
 
 from rlstream.launch import LaunchRequest, LaunchSettings, RunUpdate, plan_run
 from rlstream.launch.kubernetes import KubernetesLauncher, job_manifest, job_name
+from rlstream.training import TrainConfig
 
 pytestmark = pytest.mark.k8s
 
@@ -57,7 +58,7 @@ async def test_job_passes_server_validation_and_keeps_every_field(kube: Any) -> 
     client = admin(kube)
     ns = await namespace(client)
     s = _settings(ns, kube.kubeconfig)
-    spec = plan_run(_request("fields"), runs_dir=s.runs_path(), max_steps=10)
+    spec = plan_run(_request("fields"), runs_dir=s.runs_path(), config=TrainConfig(max_steps=10))
     manifest = job_manifest(spec, s, ns)
     # dryRun=All: admission and validation run, nothing is stored
     await client.create(Job.from_dict(manifest), dry_run=True)

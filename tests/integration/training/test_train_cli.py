@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -51,7 +52,9 @@ def test_kubernetes_dry_run_prints_the_job(demo_dataset: Path) -> None:
     job = yaml.safe_load(out[out.index("apiVersion") :])
     assert job["kind"] == "Job"
     args = job["spec"]["template"]["spec"]["containers"][0]["args"]
-    assert "--dataset" in args and "--max-steps" in args
+    assert "--dataset" in args and "--config" in args
+    sent = json.loads(args[args.index("--config") + 1])
+    assert sent["max_steps"] == 20 and sent["method"] != "auto"  # the whole TrainConfig
 
 
 @pytest.mark.parametrize(

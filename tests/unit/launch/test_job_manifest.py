@@ -8,8 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from rlstream.launch import LaunchRequest, LaunchSettings, plan_run, run_id_for
+from rlstream.curation import curate, write_dataset
+from rlstream.grading import GradeFailure, RewardSpec, grade_many
+from rlstream.launch import LaunchRequest, LaunchSettings, RunSpec, plan_run, run_id_for
 from rlstream.launch.kubernetes import job_manifest, job_name, job_update
+from rlstream.training import TrainConfig
+from rlstream.transcript import Message, Transcript
 
 pytestmark = pytest.mark.unit
 
@@ -45,7 +49,9 @@ def _settings(**kw: object) -> LaunchSettings:
 
 def _manifest(**kw: object) -> dict:
     s = _settings(**kw)
-    spec = plan_run(_request(), runs_dir=s.runs_path(), backend="builtin", max_steps=50)
+    spec = plan_run(
+        _request(), runs_dir=s.runs_path(), backend="builtin", config=TrainConfig(max_steps=50)
+    )
     return job_manifest(spec, s, "ml")
 
 
@@ -103,7 +109,8 @@ def test_job_carries_every_field() -> None:
     ]
     assert c["command"] == ["python", "-m", "rlstream.services.trainer"]
     args = c["args"]
-    assert args[args.index("--dataset") + 1].endswith(SHA) and "--max-steps" in args
+    assert args[args.index("--dataset") + 1].endswith(SHA)
+    assert TrainConfig.model_validate_json(args[args.index("--config") + 1]).max_steps == 50
     labels = m["metadata"]["labels"]
     assert labels["rlstream.dev/run-id"] == f"run-{SHA[:24]}"
     assert labels["rlstream.dev/dataset-id"] == SHA[:63]
@@ -122,10 +129,20 @@ def test_zero_gpus_means_no_gpu_limit() -> None:
 
 def test_argv_hash_changes_with_the_arguments() -> None:
     s = _settings()
-    a = plan_run(_request(), runs_dir=s.runs_path(), max_steps=50)
-    b = plan_run(_request(), runs_dir=s.runs_path(), max_steps=51)
+    a = plan_run(_request(), runs_dir=s.runs_path(), config=TrainConfig(max_steps=50))
+    b = plan_run(_request(), runs_dir=s.runs_path(), config=TrainConfig(max_steps=51))
     assert a.run_id == b.run_id and a.argv_hash() != b.argv_hash()
+    assert a.method == "dpo"  # auto takes the request's recommendation
     assert plan_run(_request(method="none"), runs_dir=s.runs_path()).method == "auto"
+
+
+def test_a_spec_of_an_earlier_release_still_parses() -> None:
+    """Job annotations written before the config moved into one TrainConfig."""
+    old = plan_run(_request(), runs_dir=Path("/r")).model_dump(mode="json")
+    del old["config"]
+    old |= {"method": "grpo", "max_steps": 9, "config": {"batch_size": 2}}
+    spec = RunSpec.model_validate_json(json.dumps(old))
+    assert (spec.method, spec.config.max_steps, spec.config.batch_size) == ("grpo", 9, 2)
 
 
 def _job(conditions: list[dict], **status: object) -> dict:
@@ -192,30 +209,55 @@ def test_a_job_whose_spec_does_not_parse_is_logged_counted_and_skipped(
     assert not any("support-bot" in line or SHA in line for line in lines)  # no values
 
 
+def _maths_dataset(out: Path) -> Path:
+    """A real curated dataset: 4 maths tasks x 4 rollouts, half right, graded by gsm8k."""
+    transcripts = [
+        Transcript(
+            conversation_id=f"t{t}-r{i}",
+            agent="maths-bot",
+            label=f"#### {t * 7}",
+            task_key=f"t{t}",
+            messages=(
+                Message(role="user", content=f"What is {t} times 7?"),
+                Message(role="assistant", content=f"take {i}: {t * 7 + (i % 2)}"),
+            ),
+        )
+        for t in range(2, 6)
+        for i in range(4)
+    ]
+    graded = grade_many(transcripts, RewardSpec.parse("gsm8k"))
+    write_dataset(curate([r for r in graded if not isinstance(r, GradeFailure)]), out)
+    return out
+
+
 def test_manifest_for_a_dataset_folder(tmp_path: Path) -> None:
     from rlstream.launch.kubernetes import job_manifest_for_dataset
 
-    (tmp_path / "manifest.json").write_text(
-        json.dumps({"dataset_id": SHA, "method": "dpo", "reward_specs": ["gsm8k"]})
-    )
-    s = _settings(train_backend="openrlhf", train_max_steps=7, k8s_namespace="ml")
-    m = job_manifest_for_dataset(tmp_path, s, agent="maths-bot")
+    ds = _maths_dataset(tmp_path / "ds")
+    manifest = json.loads((ds / "manifest.json").read_text())
+    sha = manifest["dataset_id"]
+    s = _settings(train_max_steps=7, train_config={"batch_size": 2}, k8s_namespace="ml")
+    m = job_manifest_for_dataset(ds, s, agent="maths-bot", backend="openrlhf")
     args = m["spec"]["template"]["spec"]["containers"][0]["args"]
-    assert m["metadata"]["name"] == job_name(SHA) and m["metadata"]["namespace"] == "ml"
-    for flag, value in (("--method", "dpo"), ("--backend", "openrlhf"), ("--max-steps", "7"),
-                        ("--agent", "maths-bot"), ("--reward-spec", "gsm8k")):  # fmt: skip
+    assert m["metadata"]["name"] == job_name(sha) and m["metadata"]["namespace"] == "ml"
+    for flag, value in (("--backend", "openrlhf"), ("--agent", "maths-bot"),
+                        ("--reward-spec", manifest["reward_specs"][0])):  # fmt: skip
         assert args[args.index(flag) + 1] == value
+    config = TrainConfig.model_validate_json(args[args.index("--config") + 1])
+    assert (config.method, config.max_steps, config.batch_size) == (manifest["method"], 7, 2)
     from rlstream.launch import LaunchError, LaunchRequest
 
     with pytest.raises(LaunchError, match="not a curated dataset"):
         LaunchRequest.from_dataset(tmp_path / "missing")
 
 
-def test_train_config_travels_as_json() -> None:
+def test_train_config_travels_whole() -> None:
     s = _settings(train_config={"batch_size": 2, "learning_rate": 1e-4})
-    spec = plan_run(_request(), runs_dir=s.runs_path(), config=s.train_config)
+    spec = plan_run(_request(), runs_dir=s.runs_path(), config=s.train_config_model())
     args = job_manifest(spec, s, "ml")["spec"]["template"]["spec"]["containers"][0]["args"]
-    assert json.loads(args[args.index("--config") + 1]) == {"batch_size": 2, "learning_rate": 1e-4}
+    sent = TrainConfig.model_validate_json(args[args.index("--config") + 1])
+    assert sent == TrainConfig(method="dpo", batch_size=2, learning_rate=1e-4)
+    assert "--method" not in args and "--max-steps" not in args  # one channel: --config
 
 
 def test_job_env_carries_the_image_digest_of_a_pinned_reference() -> None:

@@ -91,12 +91,12 @@ def train(
 
 
 def _default_output(dataset: Path, config: Any, backend: str) -> Path:
-    from rlstream.training.data import load_manifest, resolve_method
-    from rlstream.training.run import default_run_id
+    """``runs/<run id>``: the id every launcher gives this dataset's run."""
+    from rlstream.training import run_id_for
+    from rlstream.training.data import resolve_config
 
-    manifest = load_manifest(dataset)
-    cfg = config.model_copy(update={"method": resolve_method(manifest, config.method)})
-    return Path("runs") / default_run_id(manifest.dataset_id, cfg, backend)
+    manifest, _ = resolve_config(dataset, config)
+    return Path("runs") / run_id_for(manifest.dataset_id)
 
 
 def _dry_run(
@@ -174,54 +174,69 @@ def _summary(result: Any) -> None:
 
 
 def _kubernetes(dataset: Path, config: Any, backend: str, model: str | None, dry_run: bool) -> None:
-    """Plan the run as the curator would and create (or print) its Kubernetes Job."""
+    """Plan, budget, record and launch the run as the curator does (one coordinator), with
+    this command's TrainConfig: every flag reaches the Job's ``--config``."""
     try:
         from rlstream.launch import LaunchRequest, LaunchSettings, plan_run
         from rlstream.launch.k8s_manifest import job_manifest
-        from rlstream.training.budget import budget_for_dataset
     except ImportError as exc:
         raise ConfigError(
             f"the kubernetes launcher is not available in this build ({exc})"
         ) from exc
-    import yaml
-
-    from rlstream.training.data import load_manifest, resolve_method
-
-    manifest = load_manifest(dataset)
-    method = resolve_method(manifest, config.method)
     settings = LaunchSettings()
-    request = LaunchRequest(
-        dataset_id=manifest.dataset_id,
-        agent="default",
-        reward_spec=manifest.reward_specs[0] if manifest.reward_specs else "unknown",
-        path=str(dataset.resolve()),
-        sha256=manifest.dataset_id,
-        method=method,
-    )
-    spec = plan_run(
-        request, runs_dir=settings.runs_path(), backend=backend, base_model=model,
-        max_steps=config.max_steps,
-    )  # fmt: skip
-    decision = budget_for_dataset(dataset, method, model, settings)
-    est = decision.estimate
-    console.print(
-        f"budget: {est.gpu_hours:.3f} GPU-hours estimated ({'ok' if decision.ok else decision.reason})"
-    )
+    request = LaunchRequest.from_dataset(dataset)
     if dry_run:
+        import yaml
+
+        from rlstream.launch.budget import budget_for_run
+        from rlstream.training.data import method_rows, resolve_config
+
+        manifest, cfg = resolve_config(dataset, config)
+        spec = plan_run(
+            request, runs_dir=settings.runs_path(), config=cfg, backend=backend, base_model=model
+        )
+        d = budget_for_run(
+            cfg, rows=method_rows(manifest, cfg), backend=backend, model=model,
+            settings=settings,
+        )  # fmt: skip
+        verdict = "ok" if d.ok else d.reason
+        console.print(f"budget: {d.estimate.gpu_hours:.3f} GPU-hours estimated ({verdict})")
         typer.echo(yaml.safe_dump(job_manifest(spec, settings), sort_keys=False))  # raw YAML
         return
-    if not decision.ok:
-        console.print(f"[bold red]error:[/] over budget: {decision.reason}")
+    res, run = asyncio.run(_submit(settings, request, config, backend, model))
+    budget = (run.spec.get("budget") or {}) if run is not None else {}
+    if "gpu_hours" in budget:
+        console.print(f"budget: {float(budget['gpu_hours']):.3f} GPU-hours estimated, recorded")
+    if res is None:
+        why = run.metrics.get("reason") if run is not None else "not launched"
+        console.print(f"[bold red]error:[/] {run.status if run else 'refused'}: {why}")
         raise typer.Exit(EXIT_DATA)
-    from rlstream.launch import load_launcher
-
-    async def go() -> Any:
-        k8s = load_launcher("kubernetes", settings)
-        try:
-            return await k8s.launch(spec)
-        finally:
-            await k8s.close()
-
-    res = asyncio.run(go())
     verb = "created" if res.created else "already launched; adopted"
     out.print(f"run {res.run_id}: Kubernetes Job {verb}")
+
+
+async def _submit(
+    settings: Any, request: Any, config: Any, backend: str, model: str | None
+) -> tuple[Any, Any]:
+    """The coordinator on the system of record (RLSTREAM_POSTGRES_DSN, else embedded): the
+    run row and its budget are written before the Job is created."""
+    from rlstream.launch import LaunchCoordinator, load_launcher
+    from rlstream.storage import Store, upgrade
+    from rlstream.storage.embedded import resolve_dsn
+    from rlstream.training import run_id_for
+
+    async def no_events(_: Any) -> None:  # the trainer and the watcher publish states
+        return None
+
+    dsn = resolve_dsn(settings)
+    await upgrade(dsn)
+    store = await Store.connect(dsn, max_size=2)
+    coordinator = LaunchCoordinator(
+        load_launcher("kubernetes", settings), store, no_events, settings
+    )
+    try:
+        res = await coordinator.submit(request, config, backend=backend, base_model=model)
+        return res, await store.get_run(run_id_for(request.sha256))
+    finally:
+        await coordinator.close()
+        await store.close()

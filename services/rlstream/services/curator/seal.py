@@ -7,6 +7,7 @@ sealing the same rollouts twice yields the same id and the same folder.
 
 from __future__ import annotations
 
+import logging
 import shutil
 import uuid
 from dataclasses import dataclass
@@ -17,6 +18,8 @@ from rlstream.curation import CurateOptions, curate, write_dataset
 from rlstream.curation.heldout import HeldoutRule
 from rlstream.pii.fields import safe_id
 from rlstream.rollout import ScoredRollout
+
+log = logging.getLogger("rlstream.services.curator")
 
 
 @dataclass(frozen=True)
@@ -44,7 +47,8 @@ def seal_dataset(
     options: CurateOptions | None = None,
     heldout: HeldoutRule | None = None,
 ) -> Sealed | None:
-    """Curate and write; None when curation keeps nothing or rejects the set.
+    """Curate and write; None when curation keeps nothing, rejects the set, or leaves no
+    method to train with (manifest method ``none``: released, the trainer would only exit 2).
 
     ``heldout`` (the keys Postgres holds out) keeps those task keys out of every training
     file; their prompts go to the release's heldout.jsonl.
@@ -62,6 +66,16 @@ def seal_dataset(
     base.mkdir(parents=True, exist_ok=True)
     tmp = base / f".tmp-{uuid.uuid4().hex}"
     manifest = write_dataset(result, tmp)
+    if manifest.method == "none":
+        shutil.rmtree(tmp, ignore_errors=True)
+        rows = {name: f.rows for name, f in sorted(manifest.files.items())}
+        log.info(
+            "not released: no training method fits (%s); rows per file: %s",
+            manifest.method_reason,
+            rows,
+            extra={"agent": agent},
+        )
+        return None
     m = manifest.model_dump(mode="json")
     dataset_id = str(m.get("dataset_id") or m["sha256"])
     final = base / dataset_id

@@ -51,9 +51,10 @@ class CuratorTraining:
             )
 
     async def launch_unlaunched(self, announced: set[str], window_s: int = 86_400) -> int:
-        """Launch the recent releases that have no run yet (a launch failed, or the curator
-        died between publishing a release and launching it). The runs table is the record:
-        a run in any state, over_budget included, is never launched again."""
+        """Launch the recent releases that have no run yet, or whose run was recorded but not
+        launched (no ``handle``: the launch failed, or the curator died in between). The
+        runs table is the record: a run launched or in any later state, over_budget
+        included, is never launched again."""
         if self.coordinator() is None:
             return 0
         now = time.monotonic()
@@ -62,7 +63,8 @@ class CuratorTraining:
         self._last_launch_sweep = now
         rows = await self.rt.store.pool.fetch(
             "SELECT d.manifest FROM datasets d WHERE d.created_at > now() - make_interval(secs => $1)"
-            " AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.dataset_id = d.dataset_id)"
+            " AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.dataset_id = d.dataset_id"
+            " AND (r.status <> 'launched' OR r.spec ? 'handle'))"
             " ORDER BY d.created_at",
             float(window_s),
         )

@@ -1,7 +1,12 @@
 """The trainer service: the Kubernetes Job's (and the local launcher's) entrypoint.
 
     python -m rlstream.services.trainer --run-id R --dataset DIR [--output DIR]
-        [--method auto|sft|dpo|grpo] [--backend builtin|openrlhf] [--model M] [--max-steps N]
+        [--backend builtin|openrlhf] [--model M] [--config TRAINCONFIG_JSON]
+        [--method auto|sft|dpo|grpo] [--max-steps N]
+
+``--config`` is the launcher's whole :class:`~rlstream.training.TrainConfig` (every flag
+of ``rlstream train``, or ``RLSTREAM_TRAIN_CONFIG``), read back as the same model;
+``--method`` and ``--max-steps`` override it when given (a hand-run trainer).
 
 Verifies the dataset against its manifest, records the run as ``started`` in Postgres and
 on ``rlstream.training.v1``, trains with :func:`rlstream.training.train` (the same call
@@ -27,6 +32,7 @@ from rlstream.events import TrainingRunEvent, topics
 from rlstream.launch import EXIT_BAD_CONFIG, LaunchRequest, RunSpec
 from rlstream.launch.runs import RunTracker
 from rlstream.services.trainer.settings import TrainerSettings
+from rlstream.training.config import TrainConfig
 
 if TYPE_CHECKING:
     from rlstream.training import RunResult
@@ -44,11 +50,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--run-id", required=True)
     p.add_argument("--dataset", required=True, type=Path, help="dataset folder (manifest.json)")
     p.add_argument("--output", type=Path, help="run folder; default <runs_dir>/<run id>")
-    p.add_argument("--method", default="auto", choices=["auto", "sft", "dpo", "grpo"])
+    p.add_argument("--method", default=None, choices=["auto", "sft", "dpo", "grpo"])
     p.add_argument("--backend", default="builtin")
     p.add_argument("--model", default=None, help="base model dir or id (default: bundled)")
     p.add_argument("--max-steps", type=int, default=None)
-    p.add_argument("--config", default=None, help='TrainConfig fields as JSON: {"batch_size": 4}')
+    p.add_argument("--config", default=None, help='TrainConfig as JSON: {"batch_size": 4}')
     p.add_argument("--agent", default=None, help="default: from the dataset")
     p.add_argument("--reward-spec", default=None, help="default: from the dataset")
     return p.parse_args(argv)
@@ -68,55 +74,51 @@ def _spec(args: argparse.Namespace, settings: TrainerSettings) -> RunSpec:
         reward_spec=args.reward_spec or (specs[0] if specs else "unknown"),
         path=str(args.dataset),
         sha256=manifest.dataset_id,
-        method=None if args.method == "auto" else args.method,
     )
     output = args.output or settings.runs_path() / args.run_id
     return RunSpec(
         run_id=args.run_id,
         request=request,
         backend=args.backend,
-        method=args.method,
         base_model=args.model,
         output_dir=str(output),
-        max_steps=args.max_steps,
-        config=_config(args.config),
+        config=_config(args),
     )
 
 
-def _config(raw: str | None) -> dict[str, Any]:
-    if not raw:
-        return {}
+def _config(args: argparse.Namespace) -> TrainConfig:
+    """``--config`` as a TrainConfig, ``--method``/``--max-steps`` on top."""
     try:
-        value = json.loads(raw)
+        value = json.loads(args.config) if args.config else {}
     except ValueError as e:
         raise BadConfig(f"--config is not JSON: {e}") from e
     if not isinstance(value, dict):
         raise BadConfig("--config must be a JSON object of TrainConfig fields")
-    return value
+    if args.method is not None:
+        value["method"] = args.method
+    if args.max_steps is not None:
+        value["max_steps"] = args.max_steps
+    try:
+        return TrainConfig.model_validate(value)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(x) for x in first.get("loc", ()))
+        raise BadConfig(f"invalid training config {where}: {first.get('msg')}") from e
 
 
 def _train(spec: RunSpec) -> RunResult:
     """Call the training library; configuration problems become :class:`BadConfig`."""
     try:
-        from rlstream.training import TrainConfig, train
+        from rlstream.training import train
     except ImportError as e:
         raise BadConfig(
             f"training backends are not installed ({e}): pip install rlstream[train]"
         ) from e
     try:
-        fields: dict[str, Any] = {**spec.config, "method": spec.method}
-        if spec.max_steps is not None:
-            fields["max_steps"] = spec.max_steps
-        config = TrainConfig(**fields)
-    except ValidationError as e:
-        first = e.errors()[0]
-        where = ".".join(str(x) for x in first.get("loc", ()))
-        raise BadConfig(f"invalid training config {where}: {first.get('msg')}") from e
-    try:
         return train(
             Path(spec.request.path),
             output_dir=Path(spec.output_dir),
-            config=config,
+            config=spec.config,
             backend=spec.backend,
             base_model=spec.base_model,
             run_id=spec.run_id,

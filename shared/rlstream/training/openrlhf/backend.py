@@ -33,6 +33,7 @@ from rlstream.training.config import (
     TrainPlan,
     effective,
 )
+from rlstream.training.data import resolve_method
 from rlstream.training.openrlhf import reward_file
 from rlstream.training.openrlhf.pin import OPENRLHF_VERSION, check_installed
 from rlstream.training.openrlhf.prepare import WORK_DIR, Prepared, prepare
@@ -61,9 +62,9 @@ class OpenRLHFBackend:
                 "rebuilds each spec from its id inside the pod; use --backend builtin"
             )
         check_installed(required=False)  # a different installed release is refused even here
-        method = str(config.method)
+        method = config.method
         if method == "auto":  # rlstream.training.train resolves it; a direct call may not
-            method = verify_dataset(dataset_dir).method
+            method = resolve_method(verify_dataset(dataset_dir), "auto")
         resolved = config
         if method in METHOD_DEFAULTS:  # lr / beta left to the method: the builtin's defaults
             lr, beta = effective(config.model_copy(update={"method": method}))

@@ -18,8 +18,8 @@ import orjson
 from rlstream.curation.writer import verify_dataset
 from rlstream.errors import ConfigError, InputError
 from rlstream.grading import SpecResolver
-from rlstream.training.config import TrainConfig
-from rlstream.training.data import read_rows
+from rlstream.training.config import MethodChoice, TrainConfig
+from rlstream.training.data import read_rows, resolve_method
 from rlstream.training.openrlhf import deepspeed_argv, reward_file
 from rlstream.training.openrlhf.argv import RunPaths, build_argv
 from rlstream.training.openrlhf.dataset import convert_grpo
@@ -30,12 +30,6 @@ from rlstream.training.reward import gradeable, parse_label
 #: where the adapter's own files go inside the run's output_dir
 WORK_DIR = "openrlhf"
 PROMPTS_FILE = "prompts.jsonl"
-
-
-class MethodError(ConfigError):
-    """The openrlhf backend does not drive this training method."""
-
-    code = "openrlhf_method"
 
 
 @dataclass(frozen=True)
@@ -59,15 +53,6 @@ class Prepared:
         return hashlib.sha256(orjson.dumps(self.argv)).hexdigest()
 
 
-def resolve_method(requested: str, recommended: str) -> str:
-    """``auto`` follows the dataset's recommendation; grpo, sft and dpo are driven."""
-    method = recommended if requested == "auto" else requested
-    if method not in ("grpo", SFT.removeprefix("train_"), DPO.removeprefix("train_")):
-        how = f"the dataset recommends {method}" if requested == "auto" else f"--method {method}"
-        raise MethodError(f"{how}: the openrlhf backend trains with grpo, sft or dpo")
-    return method
-
-
 def _gradeable(dataset_dir: Path) -> tuple[list[dict[str, Any]], dict[str, int], list[str]]:
     """The GRPO rows a fresh sample can be graded for (the builtin backend's probe: a spec
     rebuilt from its id grades the group's reference answer), why the others cannot, and
@@ -78,11 +63,12 @@ def _gradeable(dataset_dir: Path) -> tuple[list[dict[str, Any]], dict[str, int],
 
 
 def prepare(
-    dataset_dir: Path, model: str, method: str, config: TrainConfig, output_dir: Path
+    dataset_dir: Path, model: str, method: MethodChoice, config: TrainConfig, output_dir: Path
 ) -> Prepared:
-    """Plan a run of ``model`` on ``dataset_dir`` writing into ``output_dir``."""
+    """Plan a run of ``model`` on ``dataset_dir`` writing into ``output_dir``; ``auto``
+    follows the dataset (:func:`rlstream.training.data.resolve_method`, as every path)."""
     manifest = verify_dataset(dataset_dir)
-    chosen = resolve_method(method, manifest.method)
+    chosen = resolve_method(manifest, method)
     if chosen == "grpo":
         return _grpo(dataset_dir, manifest.dataset_id, model, config, output_dir)
     cli = SFT if chosen == "sft" else DPO

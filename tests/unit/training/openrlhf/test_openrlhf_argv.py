@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from _helpers_openrlhf import Cfg, write_maths_dataset
 
+from rlstream.errors import ConfigError
 from rlstream.training.openrlhf import pin
 from rlstream.training.openrlhf.flags import FlagError, parse_args
 from rlstream.training.openrlhf.pin import (
@@ -18,7 +19,7 @@ from rlstream.training.openrlhf.pin import (
     OpenRLHFVersionError,
     check_installed,
 )
-from rlstream.training.openrlhf.prepare import MethodError, prepare
+from rlstream.training.openrlhf.prepare import prepare
 
 pytestmark = pytest.mark.unit
 
@@ -129,7 +130,7 @@ def test_sft_and_dpo_refusals(
 
 def test_auto_on_a_dataset_that_recommends_nothing_is_refused(tmp_path: Path) -> None:
     ds = write_maths_dataset(tmp_path / "ds", tasks=0)  # no rollouts: no method
-    with pytest.raises(MethodError, match="the dataset recommends none"):
+    with pytest.raises(ConfigError, match="the dataset recommends no training method"):
         prepare(ds, "/models/base", "auto", Cfg(), tmp_path / "out")
 
 

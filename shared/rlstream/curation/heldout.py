@@ -1,11 +1,13 @@
 """The held-out split: a deterministic share of task keys never reaches a training set.
 
-Per (agent, reward spec) a task key is held out when ``sha256(agent|spec|task key)``, read as
-a number in [0, 1), falls below the share. Raising the share only adds keys, and the same key
-lands on the same side on every machine, in the CLI and in the curator. The curator also
-records held-out keys in Postgres (``heldout_keys``), where a trigger refuses to release any
-of their rollouts; the evaluator then samples only these prompts and refuses any task key it
-finds in the candidate's training lineage.
+Per agent a task key is held out when ``sha256(agent|task key)``, read as a number in
+[0, 1), falls below the share. The reward spec is not in the hash: a held-out task must never
+train any model of its agent, whatever the reward version, so a reward version bump must not
+re-draw the split. Raising the share only adds keys, and the same key lands on the same side
+on every machine, in the CLI and in the curator. The curator also records held-out keys in
+Postgres (``heldout_keys``, per agent), where a trigger refuses to release any of their
+rollouts under any spec; the evaluator samples the agent's accumulated held-out prompts and
+records a run whose candidate trained on one of them as rejected, with the keys.
 """
 
 from __future__ import annotations
@@ -24,20 +26,20 @@ HELDOUT_FILE = "heldout.jsonl"
 HeldoutRule = Callable[[ScoredRollout], bool]
 
 
-def heldout_point(agent: str | None, reward_spec: str, task_key: str) -> float:
-    """Where the key falls in [0, 1): the first 8 bytes of sha256(agent|spec|task key)."""
-    blob = f"{agent or ''}|{reward_spec}|{task_key}".encode()
+def heldout_point(agent: str | None, task_key: str) -> float:
+    """Where the key falls in [0, 1): the first 8 bytes of sha256(agent|task key)."""
+    blob = f"{agent or ''}|{task_key}".encode()
     return int.from_bytes(hashlib.sha256(blob).digest()[:8], "big") / 2.0**64
 
 
-def is_heldout(agent: str | None, reward_spec: str, task_key: str, share: float) -> bool:
-    """True when this task key is evaluation-only for this agent and reward spec."""
-    return share > 0.0 and heldout_point(agent, reward_spec, task_key) < share
+def is_heldout(agent: str | None, task_key: str, share: float) -> bool:
+    """True when this task key is evaluation-only for this agent (under every reward spec)."""
+    return share > 0.0 and heldout_point(agent, task_key) < share
 
 
 def share_rule(share: float) -> HeldoutRule:
     """The hash rule at ``share`` (what ``rlstream curate`` uses)."""
-    return lambda r: is_heldout(r.transcript.agent, r.reward_spec, r.task_key, share)
+    return lambda r: is_heldout(r.transcript.agent, r.task_key, share)
 
 
 def keys_rule(task_keys: Iterable[str]) -> HeldoutRule:

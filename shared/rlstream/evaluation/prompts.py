@@ -39,6 +39,8 @@ class HeldoutPrompt(BaseModel):
     label: JsonValue = None
     #: the passing answers' calls, used as reference only when there is no gold label
     reference: JsonValue = None
+    #: the release (dataset id) whose heldout.jsonl the prompt came from, when accumulated
+    release: str | None = None
 
 
 def _messages(raw: Any, where: str) -> tuple[dict[str, str], ...]:
@@ -68,6 +70,7 @@ def parse_row(row: dict[str, Any], where: str) -> HeldoutPrompt:
         tools=tuple(row.get("tools") or ()),
         label=ctx.get("label"),
         reference=expected,
+        release=row["release"] if isinstance(row.get("release"), str) else None,
     )
 
 

@@ -77,7 +77,7 @@ Baseline `{b["model"]["label"]}`: {b["model"]["base"]}{" + " + b["model"]["adapt
 Candidate `{c["model"]["label"]}`: {c["model"]["base"]}{" + " + c["model"]["adapter_dir"] if c["model"]["adapter_dir"] else ""}
 
 {data["heldout"]["prompts"]} held-out prompts (`{data["heldout"]["path"]}`, sha256
-`{data["heldout"]["sha256"][:16]}`), the same for both models; decoding: {mode},
+`{data["heldout"]["sha256"][:16]}`{_by_release(data["heldout"])}), the same for both models; decoding: {mode},
 max_new_tokens {dec["max_new_tokens"]}, seed {dec["seed"]}; reward spec `{data["reward_spec"]}`.
 Leakage check: {"; ".join(data["leakage"]["sources"]) or "no training lineage given"}.
 
@@ -93,6 +93,14 @@ display only: [{d["ci_low"]:+.3f}, {d["ci_high"]:+.3f}] ({d["method"]}).
 
 ![pass@k](passk.svg) ![per-prompt difference](diff_hist.svg) ![rewards](rewards.svg)
 """
+
+
+def _by_release(heldout: dict[str, Any]) -> str:
+    """'; from releases abc123 (12), def456 (30)' for an accumulated held-out set."""
+    counts = heldout.get("by_release") or {}
+    if not counts:
+        return ""
+    return "; from releases " + ", ".join(f"`{k[:12]}` ({v})" for k, v in counts.items())
 
 
 def write_report(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -156,7 +157,12 @@ def run_evaluation(
     sha = file_sha256(request.heldout)
     return EvaluationReport(
         evaluation_id=evaluation_id(request, sha),
-        heldout={"path": str(request.heldout), "sha256": sha, "prompts": len(prompts)},
+        heldout={
+            "path": str(request.heldout),
+            "sha256": sha,
+            "prompts": len(prompts),
+            "by_release": dict(Counter(p.release for p in prompts if p.release)),
+        },
         reward_spec=spec.spec_id,
         decoding=request.decoding,
         baseline=summarise(request.baseline, base, base_s),

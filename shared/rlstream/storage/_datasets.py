@@ -64,6 +64,16 @@ class DatasetOps(StoreBase):
         )
         return {str(r[0]) for r in rows}
 
+    async def dataset_paths(self, agent: str | None) -> list[tuple[str, str]]:
+        """(dataset id, path) of every release of ``agent``, oldest first: where its
+        accumulated held-out prompts are read from."""
+        rows = await self._pool.fetch(
+            "SELECT dataset_id, path FROM datasets WHERE agent = $1"
+            " ORDER BY created_at, dataset_id",
+            agent or "",
+        )
+        return [(str(r[0]), str(r[1])) for r in rows]
+
     async def released_rollout_ids(self, dataset_id: str) -> list[str]:
         rows = await self._pool.fetch(
             "SELECT rollout_id FROM rollouts WHERE released_in = $1 ORDER BY rollout_id",

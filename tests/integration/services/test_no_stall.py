@@ -89,7 +89,7 @@ def test_deep_records_in_a_batch_with_other_poisons(make_stack) -> None:
         300: orjson.dumps({"conversation_id": "x", "messages": "nope"}),
         301: deep(1020),
     }
-    for at in sorted(poisons, reverse=True):
+    for at in sorted(poisons):  # ascending: each lands at its final offset
         recs.insert(at, (b"p%d" % at, poisons[at], []))
     asyncio.run(send(st.bootstrap, st.topic(topics.CONVERSATIONS_RAW), recs))
     assert wait_until(lambda: count(st.dsn, "SELECT count(*) FROM transcripts") >= 400, 120), (

@@ -207,7 +207,7 @@ def _heldout_kept_out(dsn: str, ev: DatasetReleased, share: float) -> None:
     """The curator held out exactly the keys the hash picks: recorded in Postgres, never
     released, exported in the release's heldout.jsonl."""
     keys = [r[0] for r in asyncio.run(pg(dsn, "SELECT DISTINCT task_key FROM rollouts"))]
-    expected = {k for k in keys if is_heldout(ev.agent, ev.reward_spec, k, share)}
+    expected = {k for k in keys if is_heldout(ev.agent, k, share)}
     rows = asyncio.run(pg(dsn, "SELECT task_key FROM heldout_keys WHERE agent = $1", ev.agent))
     assert expected and {r[0] for r in rows} == expected
     sql = "SELECT count(*) FROM rollouts WHERE task_key = ANY($1) AND released_in IS NOT NULL"

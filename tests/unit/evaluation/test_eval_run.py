@@ -32,7 +32,9 @@ def _right(user: str) -> str:
     order = _ORDER.search(user).group(0)  # type: ignore[union-attr]
     for intent, templates in TEMPLATES.items():
         for t in templates:
-            pat = re.escape(t).replace(r"\{order\}", r"A-\d{5}").replace(r"\{city\}", r"(\w+)")
+            pat = (
+                re.escape(t).replace(r"\{order\}", r"A-\d{5}").replace(r"\{city\}", r"(<\w+>|\w+)")
+            )
             m = re.fullmatch(pat, user)
             if m:
                 args = {"order_id": order}
@@ -41,6 +43,19 @@ def _right(user: str) -> str:
                 body = orjson.dumps({"name": intent, "arguments": args}).decode()
                 return f"```json\n{body}\n```"
     raise AssertionError(user)
+
+
+def _answerable(dataset: Path) -> float:
+    """The share of held-out prompts whose logged label the request determines. The free-text
+    NAME detector sometimes replaces a city in the request but not in the label (or in an
+    answer, and then the label: the placeholder follows the value), so for a few prompts
+    even a perfect agent cannot name the labelled city (docs/pii.md: over-redaction)."""
+    prompts = load_heldout(dataset / "heldout.jsonl")
+    ok = 0
+    for p in prompts:
+        body = orjson.loads(_right(p.messages[-1]["content"]).split("\n")[1])
+        ok += [body] == p.label["expected_calls"]  # type: ignore[index]
+    return ok / len(prompts)
 
 
 def _request(dataset: Path, **kw: object) -> EvalRequest:
@@ -67,15 +82,17 @@ def test_scripted_perfect_candidate_beats_a_prose_baseline(tmp_path: Path) -> No
         sampler_factory=_factory,
     )
     n = len(load_heldout(ds / "heldout.jsonl"))
-    assert report.baseline.pass_at_1 == 0.0 and report.candidate.pass_at_1 == 1.0
-    assert (
-        report.candidate.pass_at_k == {1: 1.0, 2: 1.0} and report.baseline.samples_per_prompt == 2
-    )
-    assert report.deltas["pass_at_1"].ci_low == 1.0 and report.deltas["pass_at_1"].n_prompts == n
+    share = _answerable(ds)
+    assert share > 0.9
+    assert report.baseline.pass_at_1 == 0.0 and report.candidate.pass_at_1 == pytest.approx(share)
+    assert report.candidate.pass_at_k == pytest.approx({1: share, 2: share})
+    assert report.baseline.samples_per_prompt == 2
+    assert report.deltas["pass_at_1"].mean == pytest.approx(share)
+    assert report.deltas["pass_at_1"].n_prompts == n
     assert seen[-1] == ("candidate", n, n)
     assert report.leakage["sources"] == [report.leakage["sources"][0]]
     # the prose baseline tries no call, so the candidate alone must bound its tool-error
-    # rate: 0 errors over 34 prompts bounds it at 7.4%, above the default 5%
+    # rate: 0 errors over 42 prompts bounds it above the default 5%
     assert decide(report).decision == "reject"
     gate = GateConfig(guards={"tool_error_rate": GuardRule(worse="higher", tolerance=0.1)})
     decision = decide(report, gate)
@@ -87,8 +104,9 @@ def test_scripted_perfect_candidate_beats_a_prose_baseline(tmp_path: Path) -> No
     assert on_disk["decision"] == "promote" and on_disk["model_id"] == "m1"
     assert (on_disk["gate_metric"], on_disk["gate_confidence"]) == ("pass_at_1", 0.95)
     assert on_disk["delta"]["test"] == "exact McNemar" and on_disk["delta"]["p_value"] < 1e-9
-    assert on_disk["baseline"]["pass_at_1"] == 0.0 and on_disk["candidate"]["pass_at_1"] == 1.0
-    assert on_disk["delta"]["mean"] == 1.0 and data["delta"]["ci_low"] == 1.0
+    assert on_disk["baseline"]["pass_at_1"] == 0.0
+    assert on_disk["candidate"]["pass_at_1"] == pytest.approx(share)
+    assert on_disk["delta"]["mean"] == pytest.approx(share) and data["delta"]["ci_low"] > 0.8
     assert "**Decision: promote**" in (tmp_path / "out" / "report.md").read_text()
 
 
@@ -113,9 +131,7 @@ def test_a_heldout_key_in_the_training_lineage_is_refused(tmp_path: Path) -> Non
 def test_heldout_rows_are_the_keys_the_hash_picks(tmp_path: Path) -> None:
     ds = orders_dataset(tmp_path, share=0.25)
     prompts = load_heldout(ds / "heldout.jsonl")
-    assert prompts and all(
-        is_heldout(p.agent, p.reward_spec or "", p.task_key, 0.25) for p in prompts
-    )
+    assert prompts and all(is_heldout(p.agent, p.task_key, 0.25) for p in prompts)
     assert all(p.label and p.label["expected_calls"] for p in prompts)  # type: ignore[index]
 
 
@@ -148,4 +164,6 @@ def test_the_datasets_spec_id_grades_like_the_reward_names(tmp_path: Path) -> No
     by_id = run_evaluation(_request(ds, reward_spec=spec_id), sampler_factory=_factory)
     by_name = run_evaluation(_request(ds), sampler_factory=_factory)
     assert by_id.reward_spec == by_name.reward_spec == spec_id
-    assert by_id.candidate.pass_at_1 == by_name.candidate.pass_at_1 == 1.0
+    assert (
+        by_id.candidate.pass_at_1 == by_name.candidate.pass_at_1 == pytest.approx(_answerable(ds))
+    )

@@ -279,13 +279,14 @@ class CuratorHandler:
         self, agent: str, reward_spec: str, pending: Sequence[ScoredRollout]
     ) -> set[str]:
         """Hold out (in Postgres, when first seen) the pool's keys the hash picks; return
-        every held-out key of the pool, including ones recorded by earlier releases."""
+        every held-out key of the pool, including ones recorded by earlier releases under
+        any reward spec of the agent (the split is per agent)."""
         keys = sorted({r.task_key for r in pending})
         share = self.settings.heldout_share
-        picked = [k for k in keys if is_heldout(agent, reward_spec, k, share)]
+        picked = [k for k in keys if is_heldout(agent, k, share)]
         if picked:
             await self.rt.store.hold_out(agent, reward_spec, picked, share)
-        held: set[str] = await self.rt.store.heldout_keys(agent, reward_spec, keys)
+        held: set[str] = await self.rt.store.heldout_keys(agent, keys)
         return held
 
     async def announce(self, event: DatasetReleased) -> None:

@@ -30,8 +30,13 @@ class EvalJob(BaseModel):
     #: the reward YAML that rebuilds a spec id carrying options (training's SpecResolver)
     reward_config: Path | None = None
     dataset_id: str
+    #: the agent's accumulated held-out prompts (every release's), written for this run
     heldout: Path | None
+    #: the run's training dataset (its lineage is checked against the prompts once more)
+    training_dataset: Path | None = None
     trained_task_keys: tuple[str, ...] = ()
+    #: held-out task keys the candidate trained on: the run is rejected, not evaluated
+    leaked_task_keys: tuple[str, ...] = ()
     base_model: str
     baseline_adapter: Path | None
     baseline_label: str
@@ -76,7 +81,7 @@ def evaluate_with_library(job: EvalJob) -> Verdict:
     from rlstream.grading import SpecResolver
 
     if job.heldout is None or not job.heldout.exists():
-        raise InputError(f"run {job.run_id}: dataset {job.dataset_id[:12]} has no heldout.jsonl")
+        raise InputError(f"run {job.run_id}: agent {job.agent!r} has no held-out prompts yet")
     request = EvalRequest(
         baseline=ModelRef.of(job.base_model, job.baseline_adapter, job.baseline_label),
         candidate=ModelRef.of(job.base_model, job.candidate_adapter, "candidate"),
@@ -86,7 +91,7 @@ def evaluate_with_library(job: EvalJob) -> Verdict:
             k=job.k, greedy=job.greedy, max_new_tokens=job.max_new_tokens, seed=job.seed
         ),
         max_prompts=job.max_prompts,
-        training_dataset=job.heldout.parent,
+        training_dataset=job.training_dataset,
         trained_task_keys=job.trained_task_keys,
     )
     gate = GateConfig(metric=job.metric, min_effect=job.min_effect, min_prompts=job.min_prompts)

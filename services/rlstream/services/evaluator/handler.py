@@ -24,10 +24,12 @@ from rlstream.delivery import Rejected, decode_all
 from rlstream.delivery.batch import reject_or_retry
 from rlstream.delivery.runtime import Runtime
 from rlstream.errors import ConfigError, InputError, MessageTooLarge
+from rlstream.evaluation import HeldoutLeakError
 from rlstream.events import EvaluationEvent, TrainingRunEvent
 from rlstream.registry import (
     CandidateRun,
     Registry,
+    Verdict,
     apply_decision,
     event_from_record,
     publish_evaluation,
@@ -35,6 +37,12 @@ from rlstream.registry import (
     stored_verdict,
 )
 from rlstream.services.evaluator.evaluate import EvalJob, Evaluate
+from rlstream.services.evaluator.heldout import (
+    accumulated_heldout,
+    leak_from_error,
+    leak_verdict,
+    trained_keys,
+)
 from rlstream.services.evaluator.settings import EvaluatorSettings
 
 log = logging.getLogger("rlstream.services.evaluator")
@@ -97,8 +105,7 @@ class EvaluatorHandler:
             event = event_from_record(stored)
         else:
             job = await self.job_for(registry, run)
-            log.info("evaluating", extra={"run_id": run.run_id, "baseline": job.baseline_label})
-            verdict = await asyncio.to_thread(self.evaluate, job)
+            verdict = await self.verdict(job)
             event = await record_evaluation(
                 registry,
                 CandidateRun(
@@ -126,6 +133,21 @@ class EvaluatorHandler:
         )
         return event
 
+    async def verdict(self, job: EvalJob) -> Verdict:
+        """The evaluation's verdict; a run that trained on held-out prompts is a recorded
+        rejection listing the keys, not an evaluation and not a dead letter."""
+        if job.leaked_task_keys:
+            log.warning(
+                "candidate trained on held-out prompts: rejected",
+                extra={"run_id": job.run_id, "leaked": len(job.leaked_task_keys)},
+            )
+            return leak_verdict(job.leaked_task_keys)
+        log.info("evaluating", extra={"run_id": job.run_id, "baseline": job.baseline_label})
+        try:
+            return await asyncio.to_thread(self.evaluate, job)
+        except HeldoutLeakError as exc:
+            return leak_from_error(exc)
+
     async def job_for(self, registry: Registry, run: TrainingRunEvent) -> EvalJob:
         s = self.settings
         adapter = candidate_adapter(run.artifact_dir)
@@ -133,16 +155,16 @@ class EvaluatorHandler:
         champion = await registry.store.get_model(champion_id) if champion_id else None
         base = s.base_model or run.base_model or await asyncio.to_thread(_bundled_base)
         dataset = await registry.store.get_dataset(run.dataset_id)
-        heldout = Path(dataset.path) / "heldout.jsonl" if dataset else None
-        trained: set[str] = set()
-        if heldout is not None and heldout.exists():  # what Postgres says training saw
-            from rlstream.evaluation import load_heldout, released_task_keys
-
-            try:
-                prompts = await asyncio.to_thread(load_heldout, heldout, s.eval_max_prompts)
-            except ConfigError as exc:  # this run's held-out file is bad: dead-letter it
-                raise InputError(f"run {run.run_id}: {exc}") from exc
-            trained = await released_task_keys(registry.store, prompts)
+        training = Path(dataset.path) if dataset else None
+        report_dir = s.reports_path() / run.run_id
+        cap = s.eval_max_prompts or s.eval_heldout_cap
+        try:  # the agent's accumulated held-out set, not only this release's few keys
+            heldout, keys = await accumulated_heldout(
+                registry.store, run.agent, report_dir / "heldout.jsonl", cap
+            )
+        except ConfigError as exc:  # a release's held-out file is bad: dead-letter the run
+            raise InputError(f"run {run.run_id}: {exc}") from exc
+        leaked = await trained_keys(registry.store, run.agent, keys, training)
         return EvalJob(
             run_id=run.run_id,
             agent=run.agent,
@@ -150,12 +172,13 @@ class EvaluatorHandler:
             reward_config=s.reward_config,
             dataset_id=run.dataset_id,
             heldout=heldout,
-            trained_task_keys=tuple(sorted(trained)),
+            training_dataset=training,
+            leaked_task_keys=tuple(sorted(leaked)),
             base_model=str(base),
             baseline_adapter=Path(champion.path) if champion and champion.path else None,
             baseline_label=champion.model_id if champion else Path(str(base)).name,
             candidate_adapter=adapter,
-            report_dir=s.reports_path() / run.run_id,
+            report_dir=report_dir,
             k=s.eval_k,
             greedy=s.eval_greedy,
             max_prompts=s.eval_max_prompts,

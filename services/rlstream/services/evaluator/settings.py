@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import Field
 
 from rlstream.delivery.runtime import ServiceSettings
+from rlstream.evaluation.heldout_set import DEFAULT_CAP
 from rlstream.registry import DeploySettings
 
 
@@ -35,7 +36,15 @@ class EvaluatorSettings(ServiceSettings, DeploySettings):
     )
     eval_k: int = Field(default=4, ge=1, description="samples per prompt and model")
     eval_greedy: bool = Field(default=False, description="greedy decoding (then k is 1)")
-    eval_max_prompts: int | None = Field(default=None, ge=1, description="None: every prompt")
+    eval_max_prompts: int | None = Field(
+        default=None, ge=1, description="None: the accumulated held-out set, up to the cap"
+    )
+    eval_heldout_cap: int = Field(
+        default=DEFAULT_CAP,
+        ge=1,
+        description="most prompts of the agent's accumulated held-out set (every release's) "
+        "a run is evaluated on; a deterministic sample by task-key hash beyond it",
+    )
     eval_max_new_tokens: int = Field(default=64, ge=1)
     eval_seed: int = 0
     gate_metric: Literal["pass_at_1", "mean_reward"] = "pass_at_1"

@@ -272,6 +272,7 @@ def _promote(
             )
         )
         what = "promoted to champion" if promotion.promoted else "recorded, not promoted"
+        what += f" ({promotion.refusal})" if promotion.refusal else ""
         s.append(f"model {promotion.model_id[:16]} {what}")
     with clock.stage("lineage") as s:
         (out / "lineage.json").write_bytes(

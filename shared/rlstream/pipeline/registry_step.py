@@ -3,7 +3,8 @@
 The same calls as the evaluator service: the batch dataset is recorded (so lineage reaches
 its conversations), its held-out keys are recorded, the run, evaluation and candidate model
 are stored, and the gate's decision is applied (promotion to ``champion`` or a
-``gate=rejected`` tag).
+``gate=rejected`` tag). The demo's baseline is the base model, so a champion left in the
+data dir by an earlier run with other weights is not overwritten (the refusal is shown).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from rlstream.curation.writer import MANIFEST, Manifest
 from rlstream.lineage import build_tree, record_release
-from rlstream.registry import CandidateRun, Registry, Verdict, apply_decision, record_evaluation
+from rlstream.registry import CandidateRun, Registry, Verdict, record_evaluation, settle
 from rlstream.settings import Settings
 from rlstream.storage import Store, resolve_dsn, upgrade
 
@@ -24,6 +25,9 @@ class Promotion:
     model_id: str
     evaluation_id: str
     promoted: bool
+    #: why a ``promote`` was not applied (a champion from an earlier run that this
+    #: evaluation, made against the base model, never compared with)
+    refusal: str | None
     lineage_counts: dict[str, int]
     lineage: dict[str, Any]
 
@@ -50,14 +54,21 @@ async def promote_and_trace(
                 await store.hold_out(dataset.agent, spec, manifest.heldout_task_keys, heldout_share)
         registry = Registry(store)
         event = await record_evaluation(
-            registry, run, adapter_dir, baseline_model=baseline_model, verdict=verdict
+            registry,
+            run,
+            adapter_dir,
+            baseline_model=baseline_model,
+            baseline_champion=None,  # the demo compares with the base model
+            verdict=verdict,
         )
-        promoted = await apply_decision(registry, event)
+        event, promoted = await settle(registry, event)
+        stored = await store.get_evaluation(event.evaluation_id)
         tree = await build_tree(store, "model", event.model_id)
         return Promotion(
             model_id=event.model_id,
             evaluation_id=event.evaluation_id,
             promoted=promoted is not None,
+            refusal=stored.refusal if stored and promoted is None else None,
             lineage_counts=tree.counts,
             lineage=tree.model_dump(mode="json"),
         )

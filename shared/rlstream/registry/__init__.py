@@ -10,6 +10,7 @@ from rlstream.registry.decisions import (
     event_from_record,
     record_evaluation,
     record_run,
+    settle,
     stored_verdict,
 )
 from rlstream.registry.deploy import (
@@ -24,12 +25,14 @@ from rlstream.registry.deploy import (
     make_target,
 )
 from rlstream.registry.errors import (
+    ChampionMovedError,
     DeployError,
     NoPreviousChampionError,
+    NotGatedError,
     RegistryError,
     UnknownModelError,
 )
-from rlstream.registry.ids import evaluation_id_for, model_id_for, weights_digest
+from rlstream.registry.ids import evaluation_id_for, model_id_for, model_record, weights_digest
 from rlstream.registry.publish import (
     EventSink,
     KafkaSink,
@@ -45,6 +48,7 @@ __all__ = [
     "ENV_MODEL_ID",
     "ENV_MODEL_PATH",
     "CandidateRun",
+    "ChampionMovedError",
     "DeployError",
     "DeploySettings",
     "DeployTarget",
@@ -53,6 +57,7 @@ __all__ = [
     "KubernetesTarget",
     "NoPreviousChampionError",
     "NoneTarget",
+    "NotGatedError",
     "NullSink",
     "ProducerSink",
     "Registry",
@@ -66,10 +71,12 @@ __all__ = [
     "event_from_record",
     "make_target",
     "model_id_for",
+    "model_record",
     "publish_deployment",
     "publish_evaluation",
     "record_evaluation",
     "record_run",
+    "settle",
     "stored_verdict",
     "weights_digest",
 ]

@@ -2,7 +2,9 @@
 
 Used by the evaluator service and by the demo, so both leave the same rows and lineage:
 run -> dataset, evaluation -> run, model -> run and -> evaluation, aliases and promotions.
-Every id is derived from the run id, so doing it again after a crash changes nothing.
+Recording is one transaction and every id is derived from the run id, so doing it again
+after a crash changes nothing. Only ``promote`` moves an alias: ``challenger`` when it is
+recorded, ``champion`` (compare-and-set) when it is applied.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, JsonValue
 
 from rlstream.events.models import EvaluationEvent
-from rlstream.registry.ids import evaluation_id_for
+from rlstream.registry.errors import ChampionMovedError
+from rlstream.registry.ids import derived_id, evaluation_id_for, model_record
 from rlstream.registry.registry import Registry
 from rlstream.storage import EvaluationRecord, LineageEdge, PromotionRecord, RunRecord
 
@@ -74,30 +77,36 @@ class Verdict(BaseModel):
         )
 
 
+def run_record(run: CandidateRun, dataset_known: bool) -> RunRecord:
+    """The run row (its dataset id only when that dataset row exists: a foreign key)."""
+    return RunRecord(
+        run_id=run.run_id,
+        agent=run.agent,
+        backend=run.backend,
+        method=run.method,
+        status="succeeded",
+        dataset_id=run.dataset_id if dataset_known else None,
+        artifact_path=run.artifact_dir,
+        spec={"base_model": run.base_model, "dataset_id": run.dataset_id},
+    )
+
+
+async def _dataset_edges(registry: Registry, run: CandidateRun) -> tuple[bool, list[LineageEdge]]:
+    """Whether the run's dataset is stored; if not, the edge that still names it."""
+    if run.dataset_id is None:
+        return False, []
+    if await registry.store.get_dataset(run.dataset_id) is not None:
+        return True, []
+    edge = LineageEdge(from_kind="run", from_id=run.run_id, to_kind="dataset", to_id=run.dataset_id)
+    return False, [edge]
+
+
 async def record_run(registry: Registry, run: CandidateRun) -> None:
     """Make sure the run row and its run -> dataset edge exist (idempotent)."""
-    store = registry.store
-    known = run.dataset_id is not None and await store.get_dataset(run.dataset_id) is not None
-    await store.create_run(
-        RunRecord(
-            run_id=run.run_id,
-            agent=run.agent,
-            backend=run.backend,
-            method=run.method,
-            status="succeeded",
-            dataset_id=run.dataset_id if known else None,
-            artifact_path=run.artifact_dir,
-            spec={"base_model": run.base_model, "dataset_id": run.dataset_id},
-        )
-    )
-    if run.dataset_id and not known:  # the edge still records which dataset it was
-        await store.add_lineage(
-            [
-                LineageEdge(
-                    from_kind="run", from_id=run.run_id, to_kind="dataset", to_id=run.dataset_id
-                )
-            ]
-        )
+    known, edges = await _dataset_edges(registry, run)
+    await registry.store.create_run(run_record(run, known))
+    if edges:
+        await registry.store.add_lineage(edges)
 
 
 async def stored_verdict(registry: Registry, run_id: str) -> EvaluationRecord | None:
@@ -111,14 +120,18 @@ async def record_evaluation(
     weights_dir: Path,
     *,
     baseline_model: str,
+    baseline_champion: str | None,
     verdict: Verdict,
 ) -> EvaluationEvent:
-    """Store the run, the evaluation and the candidate model (tagged
-    ``gate=passed|rejected|insufficient``), point ``challenger`` at it, and return the event
-    to publish."""
-    await record_run(registry, run)
+    """Store the run, the candidate model (tagged ``gate=passed|rejected|insufficient``),
+    the evaluation and, on ``promote`` only, ``challenger`` -> the candidate: one
+    transaction, so a crash leaves all or nothing. ``baseline_champion``: the champion the
+    candidate was compared with (None: none, the base model), which promotion
+    compares-and-sets. A run already recorded keeps its first decision. Returns the event
+    to publish (through :func:`settle`)."""
     eid = evaluation_id_for(run.run_id)
-    model = await registry.register(
+    known, edges = await _dataset_edges(registry, run)
+    model = model_record(
         weights_dir,
         agent=run.agent,
         run_id=run.run_id,
@@ -128,19 +141,33 @@ async def record_evaluation(
         tags={"gate": _GATE_TAG[verdict.decision]},
     )
     summary: dict[str, JsonValue] = verdict.model_dump(mode="json", exclude={"report"})
-    await registry.store.save_evaluation(
-        EvaluationRecord(
-            evaluation_id=eid,
-            agent=run.agent,
-            baseline_model=baseline_model,
-            candidate_model=model.model_id,
-            decision=verdict.decision,
-            report={"summary": summary, "report": verdict.report},
-            run_id=run.run_id,
-        )
+    evaluation = EvaluationRecord(
+        evaluation_id=eid,
+        agent=run.agent,
+        baseline_model=baseline_model,
+        candidate_model=model.model_id,
+        decision=verdict.decision,
+        report={"summary": summary, "report": verdict.report},
+        run_id=run.run_id,
+        baseline_champion=baseline_champion,
     )
-    await registry.set_challenger(model.model_id, evaluation_id=eid)
-    return evaluation_event(eid, run.run_id, run.agent, baseline_model, model.model_id, verdict)
+    challenger = PromotionRecord(
+        promotion_id=derived_id("challenger", run.agent, model.model_id, eid),
+        agent=run.agent,
+        model_id=model.model_id,
+        alias="challenger",
+        run_id=run.run_id,
+        evaluation_id=eid,
+        reason="gate: promote",
+    )
+    stored = await registry.store.record_evaluation(
+        run_record(run, known),
+        model,
+        evaluation,
+        edges=edges,
+        challenger=challenger if verdict.decision == "promote" else None,
+    )
+    return event_from_record(stored)
 
 
 def evaluation_event(
@@ -176,13 +203,31 @@ def event_from_record(record: EvaluationRecord) -> EvaluationEvent:
 
 async def apply_decision(registry: Registry, event: EvaluationEvent) -> PromotionRecord | None:
     """Promote the candidate when the gate said ``promote`` (promotion id derived from the
-    evaluation); ``reject`` and ``insufficient`` (too few held-out prompts) never promote."""
+    evaluation), compare-and-set against the champion it was evaluated with; ``reject``,
+    ``insufficient`` and a champion that moved meanwhile (refusal recorded on the
+    evaluation) promote nothing."""
     if event.decision != "promote":
         return None
-    return await registry.promote(
-        event.model_id,
-        agent=event.agent,
-        evaluation_id=event.evaluation_id,
-        promotion_id=f"{event.evaluation_id}-champion",
-        reason="gate",
-    )
+    try:
+        return await registry.promote(
+            event.model_id,
+            agent=event.agent,
+            evaluation_id=event.evaluation_id,
+            promotion_id=f"{event.evaluation_id}-champion",
+            reason="gate",
+        )
+    except ChampionMovedError:
+        return None
+
+
+async def settle(
+    registry: Registry, event: EvaluationEvent
+) -> tuple[EvaluationEvent, PromotionRecord | None]:
+    """Apply the decision, then the event to publish: a ``promote`` that was refused
+    because the champion moved carries the refusal as its last reason."""
+    promotion = await apply_decision(registry, event)
+    if promotion is None and event.decision == "promote":
+        stored = await registry.store.get_evaluation(event.evaluation_id)
+        if stored is not None and stored.refusal:
+            event = event.model_copy(update={"reasons": (*event.reasons, stored.refusal)})
+    return event, promotion

@@ -19,6 +19,20 @@ class NoPreviousChampionError(RegistryError):
     code = "no_previous_champion"
 
 
+class NotGatedError(RegistryError):
+    """A gated promotion found no evaluation of the model that decided ``promote`` (an
+    operator may still promote it explicitly: ``rlstream promote --override``)."""
+
+    code = "not_gated"
+
+
+class ChampionMovedError(RegistryError):
+    """The champion is no longer the model the candidate was evaluated against: nothing
+    moved, the refusal is recorded on the evaluation, the candidate needs re-evaluation."""
+
+    code = "champion_moved"
+
+
 class DeployError(RegistryError, TransientError):
     """The deploy target refused the change (RBAC, missing Deployment, API down).
 

@@ -10,7 +10,10 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from pydantic import JsonValue
+
 from rlstream.registry.errors import RegistryError
+from rlstream.storage.records import ModelRecord
 
 #: files that describe a run, not the weights (they may carry timestamps)
 _IGNORED = {"README.md", "metrics.json", "run.json", "training_args.bin"}
@@ -47,8 +50,40 @@ def model_id_for(weights_dir: Path) -> str:
     return weights_digest(weights_dir)
 
 
+def model_record(
+    weights_dir: Path,
+    *,
+    agent: str,
+    run_id: str | None = None,
+    dataset_sha256: str | None = None,
+    evaluation_id: str | None = None,
+    base_model: str | None = None,
+    tags: dict[str, JsonValue] | None = None,
+    model_id: str | None = None,
+) -> ModelRecord:
+    """The registry row for the weights in ``weights_dir`` (named by their digest)."""
+    mid = model_id or model_id_for(weights_dir)
+    meta: dict[str, JsonValue] = {
+        "weights_sha256": mid,
+        "run_id": run_id,
+        "dataset_sha256": dataset_sha256,
+        "evaluation_id": evaluation_id,
+        "base_model": base_model,
+    }
+    meta.update(tags or {})
+    return ModelRecord(
+        model_id=mid,
+        agent=agent,
+        run_id=run_id,
+        path=str(Path(weights_dir).resolve()),
+        metadata={k: v for k, v in meta.items() if v is not None},
+    )
+
+
 def evaluation_id_for(run_id: str) -> str:
-    """One evaluation per training run: redelivered run events find this id."""
+    """The evaluation id: one evaluation per training run, so redelivered run events find
+    it (the evaluations row, the EvaluationEvent's ``event_id``, promotion ids). A report
+    file's own content id is ``report_id`` (``report-...``, rlstream.evaluation.run)."""
     return f"eval-{run_id}"
 
 

@@ -1,7 +1,9 @@
 """The model registry: register weights, move the champion/challenger aliases, roll back.
 
-A promotion is one Postgres transaction (alias + promotions row + lineage edges, see
-``Store.promote``), then an announcement: the deploy target's patch and a
+A promotion rests on an evaluation that decided ``promote`` and compares-and-sets the
+champion that evaluation was made against (an operator's ``override`` skips both, and says
+so in the promotion's reason). It is one Postgres transaction (alias + promotions row +
+lineage edges, see ``Store.promote``), then an announcement: the deploy target's patch and a
 ``DeploymentEvent`` whose ``event_id`` is the promotion id. The promotions row carries
 ``announced_at`` as an outbox marker: a crash between commit and announcement leaves it
 NULL and :meth:`Registry.announce_pending` (run by the evaluator at start and by every
@@ -17,10 +19,23 @@ from pydantic import JsonValue
 
 from rlstream.events.models import DeploymentEvent
 from rlstream.registry.deploy import DeployTarget, NoneTarget
-from rlstream.registry.errors import DeployError, NoPreviousChampionError, UnknownModelError
-from rlstream.registry.ids import derived_id, model_id_for
+from rlstream.registry.errors import (
+    ChampionMovedError,
+    DeployError,
+    NoPreviousChampionError,
+    NotGatedError,
+    UnknownModelError,
+)
+from rlstream.registry.ids import derived_id, model_record
 from rlstream.registry.publish import EventSink, NullSink, publish_deployment
-from rlstream.storage import ModelRecord, PromotionRecord, Store
+from rlstream.storage import (
+    AliasMovedError,
+    EvaluationRecord,
+    ModelRecord,
+    PromotionRecord,
+    Store,
+    Unchecked,
+)
 from rlstream.storage.records import Alias
 
 ALIASES: tuple[Alias, ...] = ("champion", "challenger")
@@ -55,24 +70,18 @@ class Registry:
         model_id: str | None = None,
     ) -> ModelRecord:
         """Record the weights under their digest (idempotent), tagged with their lineage."""
-        mid = model_id or model_id_for(weights_dir)
-        meta: dict[str, JsonValue] = {
-            "weights_sha256": mid,
-            "run_id": run_id,
-            "dataset_sha256": dataset_sha256,
-            "evaluation_id": evaluation_id,
-            "base_model": base_model,
-        }
-        meta.update(tags or {})
-        record = ModelRecord(
-            model_id=mid,
+        record = model_record(
+            weights_dir,
             agent=agent,
             run_id=run_id,
-            path=str(Path(weights_dir).resolve()),
-            metadata={k: v for k, v in meta.items() if v is not None},
+            dataset_sha256=dataset_sha256,
+            evaluation_id=evaluation_id,
+            base_model=base_model,
+            tags=tags,
+            model_id=model_id,
         )
         await self.store.register_model(record, evaluation_id=evaluation_id)
-        stored = await self.store.get_model(mid)
+        stored = await self.store.get_model(record.model_id)
         assert stored is not None
         return stored
 
@@ -100,25 +109,6 @@ class Registry:
 
     # ---- aliases -----------------------------------------------------------------------
 
-    async def set_challenger(
-        self, model_id: str, *, evaluation_id: str | None = None
-    ) -> PromotionRecord:
-        """Point ``challenger`` at a freshly trained model (nothing is deployed)."""
-        model = await self.resolve(model_id)
-        record = await self.store.promote(
-            PromotionRecord(
-                promotion_id=derived_id("challenger", model.agent, model.model_id, evaluation_id),
-                agent=model.agent,
-                model_id=model.model_id,
-                alias="challenger",
-                run_id=model.run_id,
-                evaluation_id=evaluation_id,
-                reason="trained",
-            )
-        )
-        await self.store.mark_announced(record.promotion_id)
-        return record
-
     async def promote(
         self,
         model_id: str,
@@ -127,8 +117,16 @@ class Registry:
         evaluation_id: str | None = None,
         promotion_id: str | None = None,
         reason: str = "manual",
+        override: bool = False,
     ) -> PromotionRecord:
         """Make ``model_id`` the champion and announce it (deploy + DeploymentEvent).
+
+        Gated unless ``override``: the model's evaluation (``evaluation_id``, else its latest)
+        must have decided ``promote``, else :class:`NotGatedError`; the champion moves only
+        while it is still the one that evaluation compared the model with (compare-and-set
+        in the promotion's transaction), else :class:`ChampionMovedError` with the refusal
+        recorded on the evaluation. ``override=True`` is an operator's explicit promotion
+        without a gate, recorded with reason ``override: <reason>``.
 
         Without ``promotion_id`` the id is derived from the agent, model and the champion
         promotion it replaces, so a retried call finds its own row. Promoting the current
@@ -140,23 +138,51 @@ class Registry:
         last = await self.last_champion_promotion(model.agent)
         if promotion_id is None and last is not None and last.model_id == model.model_id:
             return await self._finish(last)
+        expect: str | Unchecked | None = Unchecked.ANY
+        if not override:
+            evaluation = await self._gate(model, evaluation_id)
+            evaluation_id, expect = evaluation.evaluation_id, evaluation.baseline_champion
         pid = promotion_id or derived_id(
             "promote", model.agent, model.model_id, last.promotion_id if last else None
         )
-        record = await self.store.promote(
-            PromotionRecord(
-                promotion_id=pid,
-                agent=model.agent,
-                model_id=model.model_id,
-                alias="champion",
-                run_id=model.run_id,
-                evaluation_id=evaluation_id,
-                kind="promote",
-                target=self.target.name,
-                reason=reason,
-            )
+        promotion = PromotionRecord(
+            promotion_id=pid,
+            agent=model.agent,
+            model_id=model.model_id,
+            alias="champion",
+            run_id=model.run_id,
+            evaluation_id=evaluation_id,
+            kind="promote",
+            target=self.target.name,
+            reason=f"override: {reason}" if override else reason,
         )
+        try:
+            record = await self.store.promote(promotion, expect_previous=expect)
+        except AliasMovedError as exc:
+            current = await self.last_champion_promotion(model.agent)
+            if exc.current == model.model_id and current is not None:
+                return await self._finish(current)  # already the champion: nothing to move
+            raise ChampionMovedError(str(exc)) from exc
         return await self._finish(record)
+
+    async def _gate(self, model: ModelRecord, evaluation_id: str | None) -> EvaluationRecord:
+        """The evaluation a gated promotion rests on; it must have decided ``promote``."""
+        if evaluation_id is not None:
+            found = await self.store.get_evaluation(evaluation_id)
+            evaluation = found if found and found.candidate_model == model.model_id else None
+        else:
+            judged = await self.store.evaluations_of_model(model.model_id)
+            evaluation = judged[-1] if judged else None
+        hint = "; an operator can promote it anyway with --override (recorded as such)"
+        if evaluation is None:
+            named = f" {evaluation_id}" if evaluation_id else ""
+            raise NotGatedError(f"model {model.model_id[:12]} has no evaluation{named}{hint}")
+        if evaluation.decision != "promote":
+            raise NotGatedError(
+                f"evaluation {evaluation.evaluation_id} decided {evaluation.decision!r}, not"
+                f" promote, for model {model.model_id[:12]}{hint}"
+            )
+        return evaluation
 
     async def rollback(self, agent: str, *, reason: str = "rollback") -> PromotionRecord:
         """Restore the champion that the current one replaced (each call steps back once)."""

@@ -6,6 +6,7 @@ group counters, the near-duplicate index and single-flight locks. ``upgrade`` ap
 packaged migrations; ``resolve_dsn`` starts the embedded PostgreSQL when none is set.
 """
 
+from rlstream.storage._registry import Unchecked
 from rlstream.storage.embedded import (
     ensure_runtime_dir,
     resolve_dsn,
@@ -13,6 +14,7 @@ from rlstream.storage.embedded import (
     stop_embedded_postgres,
 )
 from rlstream.storage.errors import (
+    AliasMovedError,
     AlreadyReleasedError,
     HeldoutReleaseError,
     LockBusyError,
@@ -43,6 +45,7 @@ from rlstream.storage.redis_state import RedisState
 from rlstream.storage.store import Store, rollout_features, rollout_group
 
 __all__ = [
+    "AliasMovedError",
     "AlreadyReleasedError",
     "ConversationSource",
     "DatasetRecord",
@@ -65,6 +68,7 @@ __all__ = [
     "RunRecord",
     "Store",
     "TurnBuffer",
+    "Unchecked",
     "UnknownRecordError",
     "UnredactedTranscriptError",
     "current",

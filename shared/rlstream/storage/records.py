@@ -120,6 +120,10 @@ class RunRecord(_Frozen):
 
 
 class EvaluationRecord(_Frozen):
+    """One gate decision. ``baseline_champion``: the champion the candidate was compared
+    with (None: no champion, the base model), which a promotion compares-and-sets;
+    ``refusal``: why a ``promote`` was not applied (the champion moved meanwhile)."""
+
     evaluation_id: str
     agent: str
     baseline_model: str
@@ -127,6 +131,9 @@ class EvaluationRecord(_Frozen):
     decision: str
     report: dict[str, JsonValue]
     run_id: str | None = None
+    baseline_champion: str | None = None
+    refusal: str | None = None
+    refused_at: datetime | None = None
     created_at: datetime | None = None
 
 

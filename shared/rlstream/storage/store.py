@@ -21,6 +21,7 @@ from rlstream.storage._buffers import BufferOps
 from rlstream.storage._datasets import DatasetOps
 from rlstream.storage._heldout import HeldoutOps
 from rlstream.storage._lineage import LineageOps
+from rlstream.storage._registry import RegistryOps
 from rlstream.storage._rows import (
     BUMP_GROUPS,
     INSERT_ROLLOUTS,
@@ -42,7 +43,7 @@ from rlstream.transcript import Transcript
 __all__ = ["Store", "rollout_features", "rollout_group"]
 
 
-class Store(DatasetOps, HeldoutOps, LineageOps, TrainingOps, BufferOps):
+class Store(DatasetOps, HeldoutOps, LineageOps, TrainingOps, RegistryOps, BufferOps):
     """All Postgres reads and writes rlstream makes. Construct with :meth:`connect`."""
 
     @classmethod

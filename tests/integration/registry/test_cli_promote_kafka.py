@@ -60,7 +60,7 @@ def test_promote_and_rollback_publish_deployment_events(
     prefix = f"t{uuid.uuid4().hex[:8]}."
     env = {"RLSTREAM_KAFKA_BOOTSTRAP": kafka.bootstrap, "RLSTREAM_TOPIC_PREFIX": prefix}
     runner = CliRunner()
-    for args in ([a], [b], ["--rollback", "--agent", "support"]):
+    for args in ([a, "--override"], [b, "--override"], ["--rollback", "--agent", "support"]):
         res = runner.invoke(app, ["promote", *args, "--dsn", dsn], env=env)
         assert res.exit_code == 0, res.output
         assert "published" in res.output and "not published" not in res.output

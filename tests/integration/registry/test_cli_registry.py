@@ -40,10 +40,11 @@ def data_dir() -> Iterator[Path]:
         shutil.rmtree(d, ignore_errors=True)
 
 
-def _seed(data_dir: Path, demo: Path, tmp: Path) -> tuple[str, str, str]:
-    """What the demo leaves behind: its dataset recorded, two evaluated models."""
+def _seed(data_dir: Path, demo: Path, tmp: Path) -> tuple[str, str, str, str]:
+    """What the demo leaves behind: its dataset recorded, three evaluated models: one
+    (promote, no champion yet), two (promote, compared with one), three (reject)."""
 
-    async def go() -> tuple[str, str, str]:
+    async def go() -> tuple[str, str, str, str]:
         dsn = start_embedded_postgres(data_dir)
         await upgrade(dsn)
         store = await Store.connect(dsn, max_size=2)
@@ -52,15 +53,17 @@ def _seed(data_dir: Path, demo: Path, tmp: Path) -> tuple[str, str, str]:
                 store, demo / "out" / "dataset", [demo / "out" / "scored.jsonl"]
             )
             reg = Registry(store)
-            ids = []
-            for n in ("one", "two"):
+            ids: list[str] = []
+            for n, decision in (("one", "promote"), ("two", "promote"), ("three", "reject")):
                 run = CandidateRun(run_id=f"run-{n}", agent=ds.agent, dataset_id=ds.dataset_id)
+                champion = ids[0] if n == "two" else None
                 ev = await record_evaluation(
-                    reg, run, fake_adapter(tmp, n), baseline_model="base",
-                    verdict=Verdict(decision="promote", delta_ci_low=0.2),
+                    reg, run, fake_adapter(tmp, n), baseline_model=champion or "base",
+                    baseline_champion=champion,
+                    verdict=Verdict(decision=decision, delta_ci_low=0.2),  # type: ignore[arg-type]
                 )  # fmt: skip
                 ids.append(ev.model_id)
-            return ids[0], ids[1], ds.agent
+            return ids[0], ids[1], ids[2], ds.agent
         finally:
             await store.close()
 
@@ -70,7 +73,7 @@ def _seed(data_dir: Path, demo: Path, tmp: Path) -> tuple[str, str, str]:
 def test_promote_rollback_and_lineage_commands(data_dir: Path, tmp_path: Path) -> None:
     demo = tmp_path / "demo"
     batch_demo(demo)
-    one, two, agent = _seed(data_dir, demo, tmp_path)
+    one, two, three, agent = _seed(data_dir, demo, tmp_path)
     dd = ["--data-dir", str(data_dir)]
 
     res = runner.invoke(app, ["promote", one[:10], *dd])
@@ -80,7 +83,16 @@ def test_promote_rollback_and_lineage_commands(data_dir: Path, tmp_path: Path) -
     res = runner.invoke(app, ["promote", "challenger", "--agent", agent, *dd])
     assert res.exit_code == 0, res.output
     assert two[:12] in res.output and f"(was {one[:12]})" in res.output
+    # the gate rejected three: a plain promote refuses, --override is explicit and recorded
+    res = runner.invoke(app, ["promote", three[:10], *dd])
+    assert res.exit_code == 1 and "decided 'reject'" in _flat(res.output), res.output
+    assert "--override" in _flat(res.output)
+    res = runner.invoke(app, ["promote", three[:10], "--override", "--reason", "hotfix", *dd])
+    assert res.exit_code == 0, res.output
+    assert "promoted (override)" in _flat(res.output) and f"(was {two[:12]})" in res.output
 
+    back = runner.invoke(app, ["promote", "--rollback", "--agent", agent, *dd])
+    assert back.exit_code == 0 and two[:12] in back.output, back.output
     back = runner.invoke(app, ["promote", "--rollback", "--agent", agent, *dd])
     assert back.exit_code == 0, back.output
     assert "rolled back" in back.output and one[:12] in back.output

@@ -151,8 +151,8 @@ async def test_promotion_patches_the_inference_deployment_through_the_sa(
     reg = Registry(store, target=target, sink=sink)
     a = await reg.register(fake_adapter(tmp_path, "a"), agent="support")
     b = await reg.register(fake_adapter(tmp_path, "b"), agent="support")
-    pa = await reg.promote(a.model_id)
-    pb = await reg.promote(b.model_id)
+    pa = await reg.promote(a.model_id, override=True)  # no evaluation: an operator's
+    pb = await reg.promote(b.model_id, override=True)
 
     dep = await admin.get(Deployment, INFER, namespace=ns)
     assert dep.metadata.annotations[ANNOTATION_MODEL] == b.model_id
@@ -182,7 +182,7 @@ async def test_the_sa_may_do_nothing_else_and_a_token_without_the_right_gets_403
     )
     m = await decoy.register(fake_adapter(tmp_path, "m"), agent="support")
     with pytest.raises(DeployError, match="403"):
-        await decoy.promote(m.model_id)
+        await decoy.promote(m.model_id, override=True)
     assert [p.model_id for p in await store.unannounced_promotions()] == [m.model_id]
     # an authenticated user with no grants: 403 on the inference Deployment itself
     limited = KubernetesTarget(

@@ -36,6 +36,7 @@ async def test_lineage_from_model_reaches_demo_conversations_and_their_lines(
         run,
         fake_adapter(tmp_path, "adapter"),
         baseline_model="SmolLM2-135M-Instruct",
+        baseline_champion=None,
         verdict=Verdict(decision="promote", metric="pass_at_1", delta_ci_low=0.1),
     )
     tree = await build_tree(store, "model", event.model_id)

@@ -10,14 +10,17 @@ from registry_helpers import RecordingSink, fake_adapter
 
 from rlstream.registry import (
     CandidateRun,
+    ChampionMovedError,
     DeployError,
     NoPreviousChampionError,
+    NotGatedError,
     Registry,
     UnknownModelError,
     Verdict,
     apply_decision,
     model_id_for,
     record_evaluation,
+    settle,
     stored_verdict,
 )
 from rlstream.storage import Store
@@ -53,13 +56,15 @@ async def test_promote_then_rollback_restores_each_previous_champion(
     registry: Registry, store: Store, sink: RecordingSink, tmp_path: Path
 ) -> None:
     a, b, c = await _models(registry, tmp_path, "a", "b", "c")
-    pa = await registry.promote(a)
+    pa = await registry.promote(a, override=True)  # not evaluated: an operator's promotion
     assert pa.previous_model_id is None and pa.announced_at is not None
-    pb = await registry.promote(b)
-    pc = await registry.promote(c)
+    pb = await registry.promote(b, override=True)
+    pc = await registry.promote(c, override=True)
     assert (pb.previous_model_id, pc.previous_model_id) == (a, b)
     assert await store.get_alias("support", "champion") == c
-    again = await registry.promote(c)  # already champion: nothing moves, nothing re-sent
+    again = await registry.promote(
+        c, override=True
+    )  # already champion: nothing moves, nothing re-sent
     assert again.promotion_id == pc.promotion_id and len(sink.deployments()) == 3
 
     r1 = await registry.rollback("support")
@@ -77,7 +82,7 @@ async def test_promote_then_rollback_restores_each_previous_champion(
         {e.event_id for e in events}
     ) == 5
     # promoting b again after rolling back from it is a new promotion, not the old one
-    pb2 = await registry.promote(b)
+    pb2 = await registry.promote(b, override=True)
     assert pb2.promotion_id != pb.promotion_id and pb2.previous_model_id == a
 
 
@@ -86,7 +91,7 @@ async def test_concurrent_promotions_of_the_same_decision_move_the_alias_once(
 ) -> None:
     (a,) = await _models(registry, tmp_path, "a")
     results = await asyncio.gather(
-        *(registry.promote(a, promotion_id="p-same", reason="gate") for _ in range(4))
+        *(registry.promote(a, promotion_id="p-same", override=True) for _ in range(4))
     )
     assert {r.promotion_id for r in results} == {"p-same"}
     assert [p.promotion_id for p in await store.list_promotions("support")] == ["p-same"]
@@ -96,10 +101,10 @@ async def test_crash_between_commit_and_announce_is_finished_with_the_same_event
     registry: Registry, store: Store, sink: RecordingSink, tmp_path: Path
 ) -> None:
     a, b = await _models(registry, tmp_path, "a", "b")
-    await registry.promote(a)
+    await registry.promote(a, override=True)
     sink.fail = 1
     with pytest.raises(ConnectionError):
-        await registry.promote(b, promotion_id="p-b")
+        await registry.promote(b, promotion_id="p-b", override=True)
     # committed (the alias moved) but not announced
     assert await store.get_alias("support", "champion") == b
     pending = await store.unannounced_promotions()
@@ -125,11 +130,11 @@ async def test_pending_announcement_for_another_target_is_left_for_it(
     k8s = Registry(store, target=Cluster(), sink=sink)
     (a,) = await _models(k8s, tmp_path, "a")
     with pytest.raises(DeployError):
-        await k8s.promote(a)
+        await k8s.promote(a, override=True)
     plain = Registry(store, sink=sink)
     assert await plain.announce_pending() == []  # not its target: left pending
     with pytest.raises(DeployError, match="--target kubernetes"):
-        await plain.promote(a)
+        await plain.promote(a, override=True)
     assert len(await store.unannounced_promotions()) == 1
 
 
@@ -137,7 +142,7 @@ async def test_gate_decision_is_recorded_once_and_promotes(
     registry: Registry, store: Store, sink: RecordingSink, tmp_path: Path
 ) -> None:
     (base,) = await _models(registry, tmp_path, "base")
-    await registry.promote(base)
+    await registry.promote(base, override=True)
     run = CandidateRun(run_id="run-7", agent="support", dataset_id="f" * 64, base_model="base")
     verdict = Verdict(
         decision="promote", reasons=("ci_low 0.2 > 0",), metric="pass_at_1",
@@ -146,10 +151,14 @@ async def test_gate_decision_is_recorded_once_and_promotes(
     )  # fmt: skip
     weights = fake_adapter(tmp_path, "cand")
     assert await stored_verdict(registry, "run-7") is None
-    event = await record_evaluation(registry, run, weights, baseline_model=base, verdict=verdict)
+    event = await record_evaluation(
+        registry, run, weights, baseline_model=base, baseline_champion=base, verdict=verdict
+    )
     assert event.event_id == "eval-run-7" and event.decision == "promote"
     assert (await stored_verdict(registry, "run-7")) is not None
-    again = await record_evaluation(registry, run, weights, baseline_model=base, verdict=verdict)
+    again = await record_evaluation(
+        registry, run, weights, baseline_model=base, baseline_champion=base, verdict=verdict
+    )
     assert again.model_dump(exclude={"at"}) == event.model_dump(exclude={"at"})
     assert len(await store.evaluations_for_run("run-7")) == 1
     assert await store.get_alias("support", "challenger") == event.model_id
@@ -166,15 +175,56 @@ async def test_gate_decision_is_recorded_once_and_promotes(
     assert lin.ids("dataset") == {"f" * 64}
 
 
-async def test_rejected_candidate_is_tagged_and_never_promoted(
+async def test_rejected_candidate_is_recorded_as_evaluated_never_as_challenger(
     registry: Registry, store: Store, tmp_path: Path
 ) -> None:
-    run = CandidateRun(run_id="run-8", agent="support")
-    verdict = Verdict(decision="reject", reasons=("ci_low -0.1 <= 0",))
-    event = await record_evaluation(
-        registry, run, fake_adapter(tmp_path, "worse"), baseline_model="base", verdict=verdict
-    )
-    assert await apply_decision(registry, event) is None
+    good = await record_evaluation(
+        registry, CandidateRun(run_id="run-ok", agent="support"), fake_adapter(tmp_path, "ok"),
+        baseline_model="base", baseline_champion=None, verdict=Verdict(decision="promote"),
+    )  # fmt: skip
+    assert await store.get_alias("support", "challenger") == good.model_id
+    for n, decision in (("worse", "reject"), ("few", "insufficient")):
+        event = await record_evaluation(
+            registry, CandidateRun(run_id=f"run-{n}", agent="support"),
+            fake_adapter(tmp_path, n), baseline_model="base", baseline_champion=None,
+            verdict=Verdict(decision=decision, reasons=("no",)),  # type: ignore[arg-type]
+        )  # fmt: skip
+        assert await apply_decision(registry, event) is None
+        model = await store.get_model(event.model_id)
+        assert model is not None and model.metadata["gate"] == {"reject": "rejected"}.get(
+            decision, decision
+        )
+        assert await store.get_evaluation(event.evaluation_id) is not None
+        # the challenger is still the promoted candidate; a gated promote refuses
+        assert await store.get_alias("support", "challenger") == good.model_id
+        with pytest.raises(NotGatedError, match=f"decided '{decision}'"):
+            await registry.promote(event.model_id)
     assert await store.get_alias("support", "champion") is None
-    model = await store.get_model(event.model_id)
-    assert model is not None and model.metadata["gate"] == "rejected"
+    challengers = [p for p in await store.list_promotions("support") if p.alias == "challenger"]
+    assert [p.model_id for p in challengers] == [good.model_id]
+
+
+async def test_a_champion_moved_after_the_evaluation_is_not_overwritten(
+    registry: Registry, store: Store, sink: RecordingSink, tmp_path: Path
+) -> None:
+    a, b = await _models(registry, tmp_path, "a", "b")
+    await registry.promote(a, override=True)
+    event = await record_evaluation(
+        registry, CandidateRun(run_id="run-9", agent="support"), fake_adapter(tmp_path, "cand"),
+        baseline_model=a, baseline_champion=a, verdict=Verdict(decision="promote"),
+    )  # fmt: skip
+    await registry.promote(b, override=True, reason="operator")  # the champion moves meanwhile
+    with pytest.raises(ChampionMovedError, match="re-evaluation"):
+        await registry.promote(event.model_id)
+    settled, promotion = await settle(registry, event)
+    assert promotion is None and await store.get_alias("support", "champion") == b
+    stored = await store.get_evaluation(event.evaluation_id)
+    assert stored is not None and stored.baseline_champion == a and stored.refused_at
+    assert stored.refusal and f"from {a[:12]} to {b[:12]}" in stored.refusal
+    assert settled.reasons[-1] == stored.refusal and settled.decision == "promote"
+    assert [d.model_id for d in sink.deployments()] == [a, b]
+    # the champion it was compared with is back: the same decision may now promote
+    await registry.rollback("support")
+    promoted = await apply_decision(registry, event)
+    assert promoted is not None and promoted.previous_model_id == a
+    assert await store.get_alias("support", "champion") == event.model_id

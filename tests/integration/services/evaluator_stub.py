@@ -20,6 +20,8 @@ def evaluate(job: EvalJob) -> Verdict:
     (d / f"call-{job.run_id}-{os.getpid()}-{time.time_ns()}.json").write_text(job.model_dump_json())
     time.sleep(float(os.environ.get("STUB_SLEEP", "0")))  # blocking, like a real evaluation
     reject = "reject" in job.run_id
+    if "insufficient" in job.run_id:
+        return Verdict(decision="insufficient", reasons=("stub: 3 prompts < 30",))
     return Verdict(
         decision="reject" if reject else "promote",
         reasons=("stub: ci_low <= 0",) if reject else ("stub: ci_low 0.1 > 0",),
@@ -30,6 +32,35 @@ def evaluate(job: EvalJob) -> Verdict:
         delta_ci_low=-0.1 if reject else 0.1,
         delta_ci_high=0.1 if reject else 0.9,
     )
+
+
+def evaluate_moving_champion(job: EvalJob) -> Verdict:
+    """``evaluate``, during which an operator installs another champion (raw SQL, so the
+    same stub serves any schema version): ``champion-moved`` of the job's agent."""
+    import asyncio
+
+    import asyncpg
+
+    async def move() -> None:
+        conn = await asyncpg.connect(os.environ["RLSTREAM_POSTGRES_DSN"])
+        try:
+            await conn.execute(
+                "INSERT INTO models (model_id, agent, metadata) VALUES ('champion-moved', $1,"
+                " '{}') ON CONFLICT DO NOTHING",
+                job.agent,
+            )
+            await conn.execute(
+                "INSERT INTO model_aliases (agent, alias, model_id) VALUES ($1, 'champion',"
+                " 'champion-moved') ON CONFLICT (agent, alias) DO UPDATE SET model_id ="
+                " excluded.model_id",
+                job.agent,
+            )
+        finally:
+            await conn.close()
+
+    verdict = evaluate(job)
+    asyncio.run(move())  # this worker thread runs no event loop of its own
+    return verdict
 
 
 def calls(stub_dir: Path, run_id: str) -> int:

@@ -35,11 +35,15 @@ PROMOTE_HELP = """Make a model the champion of its agent, or roll back to the pr
 
 A promotion is one Postgres transaction (alias + promotion row + lineage), then the deploy target's change and a DeploymentEvent on rlstream.deployments.v1 (published when RLSTREAM_KAFKA_BOOTSTRAP is set; its event id is the promotion id).
 
+By default the promotion is gated: the model's latest evaluation must have decided promote, and the champion must still be the one that evaluation compared it with (else nothing moves: re-evaluate). --override promotes without either check; the promotion row records it (reason 'override: <--reason>').
+
 [bold]Examples[/]
 
 rlstream promote 3f2a9c1b7d0e   (a model id or a unique prefix of 8+ characters)
 
 rlstream promote challenger --agent support --target kubernetes
+
+rlstream promote 3f2a9c1b7d0e --override --reason "hotfix, evaluated offline"
 
 rlstream promote --rollback --agent support
 
@@ -72,8 +76,14 @@ def _sink_for(stack: AsyncExitStack) -> Any:
 
 
 async def _promote(
-    dsn: str, model: str | None, agent: str | None, rollback: bool, target: str | None
+    dsn: str,
+    model: str | None,
+    agent: str | None,
+    rollback: bool,
+    target: str | None,
+    override: str | None = None,
 ) -> tuple[PromotionRecord, str, bool]:
+    """``override``: None for a gated promotion, else the operator's reason."""
     settings = DeploySettings()
     deploy = make_target(settings, target)  # type: ignore[arg-type]
     async with AsyncExitStack() as stack:
@@ -89,7 +99,9 @@ async def _promote(
             record = await registry.rollback(agent)
         else:
             assert model is not None
-            record = await registry.promote(model, agent=agent)
+            record = await registry.promote(
+                model, agent=agent, override=override is not None, reason=override or "manual"
+            )
         return record, deploy.ref() or "", pending is not None
 
 
@@ -106,6 +118,13 @@ def promote(
         str | None,
         typer.Option("--target", help="none | kubernetes (default: RLSTREAM_DEPLOY_TARGET)"),
     ] = None,
+    override: Annotated[
+        bool,
+        typer.Option("--override", help="promote without the gate's decision (recorded)"),
+    ] = False,
+    reason: Annotated[
+        str, typer.Option("--reason", help="why, recorded with --override")
+    ] = "manual",
     dsn: str | None = DsnOpt,
     data_dir: Path | None = DataDirOpt,
 ) -> None:
@@ -116,9 +135,17 @@ def promote(
     from rlstream.settings import load_settings
 
     record, ref, published = asyncio.run(
-        _promote(_dsn(dsn, data_dir, load_settings()), model, agent, rollback, target)
+        _promote(
+            _dsn(dsn, data_dir, load_settings()),
+            model,
+            agent,
+            rollback,
+            target,
+            reason if override else None,
+        )
     )
     verb = "rolled back" if record.kind == "rollback" else "promoted"
+    verb += " (override)" if (record.reason or "").startswith("override:") else ""
     was = record.previous_model_id[:12] if record.previous_model_id else "none"
     where = f"{record.target} {ref}".strip()
     out.print(

@@ -40,6 +40,9 @@ class EvalJob(BaseModel):
     base_model: str
     baseline_adapter: Path | None
     baseline_label: str
+    #: the champion the candidate is compared with (None: no champion, the base model);
+    #: its promotion compares-and-sets this champion
+    baseline_model_id: str | None = None
     candidate_adapter: Path
     report_dir: Path
     k: int

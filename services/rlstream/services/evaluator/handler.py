@@ -3,11 +3,16 @@
 Per run, in this order, each step idempotent by the run id:
 1. the decision already stored for the run (``eval-<run_id>``) is reused: a redelivered
    event never evaluates again; otherwise the evaluation runs in a worker thread (the
-   event loop keeps serving health checks and Kafka heartbeats);
-2. run, evaluation and candidate model are recorded (``challenger``, ``gate=...`` tag);
-3. ``EvaluationEvent`` is published (its id is the evaluation id);
-4. when the gate said promote: the promotion transaction (id ``<evaluation>-champion``),
-   the deploy target's patch and the ``DeploymentEvent``.
+   event loop keeps serving health checks and Kafka heartbeats) against the champion read
+   now (``EvalJob.baseline_model_id``);
+2. run, candidate model (``gate=...`` tag), evaluation (with the champion it was compared
+   with) and, on promote only, ``challenger``: one transaction;
+3. when the gate said promote: the promotion transaction (id ``<evaluation>-champion``),
+   which installs the candidate only while the champion is still the one it was compared
+   with (else nothing moves and the refusal is recorded on the evaluation), the deploy
+   target's patch and the ``DeploymentEvent``;
+4. ``EvaluationEvent`` is published (its id is the evaluation id; a refused promotion
+   adds the refusal as its last reason).
 The batch's offsets are committed only after all of it, so a kill -9 anywhere loses no
 decision: the run comes again and continues from what Postgres already holds.
 """
@@ -30,10 +35,10 @@ from rlstream.registry import (
     CandidateRun,
     Registry,
     Verdict,
-    apply_decision,
     event_from_record,
     publish_evaluation,
     record_evaluation,
+    settle,
     stored_verdict,
 )
 from rlstream.services.evaluator.evaluate import EvalJob, Evaluate
@@ -119,10 +124,11 @@ class EvaluatorHandler:
                 ),
                 job.candidate_adapter,
                 baseline_model=job.baseline_label,
+                baseline_champion=job.baseline_model_id,
                 verdict=verdict,
             )
+        event, promotion = await settle(registry, event)
         await publish_evaluation(registry.sink, event)
-        promotion = await apply_decision(registry, event)
         log.info(
             "decision applied",
             extra={
@@ -156,15 +162,16 @@ class EvaluatorHandler:
         base = s.base_model or run.base_model or await asyncio.to_thread(_bundled_base)
         dataset = await registry.store.get_dataset(run.dataset_id)
         training = Path(dataset.path) if dataset else None
+        agent = dataset.agent if dataset else run.agent  # whose held-out set: the data's
         report_dir = s.reports_path() / run.run_id
         cap = s.eval_max_prompts or s.eval_heldout_cap
         try:  # the agent's accumulated held-out set, not only this release's few keys
             heldout, keys = await accumulated_heldout(
-                registry.store, run.agent, report_dir / "heldout.jsonl", cap
+                registry.store, agent, report_dir / "heldout.jsonl", cap
             )
         except ConfigError as exc:  # a release's held-out file is bad: dead-letter the run
             raise InputError(f"run {run.run_id}: {exc}") from exc
-        leaked = await trained_keys(registry.store, run.agent, keys, training)
+        leaked = await trained_keys(registry.store, agent, keys, training)
         return EvalJob(
             run_id=run.run_id,
             agent=run.agent,
@@ -177,6 +184,7 @@ class EvaluatorHandler:
             base_model=str(base),
             baseline_adapter=Path(champion.path) if champion and champion.path else None,
             baseline_label=champion.model_id if champion else Path(str(base)).name,
+            baseline_model_id=champion.model_id if champion else None,
             candidate_adapter=adapter,
             report_dir=report_dir,
             k=s.eval_k,

@@ -185,7 +185,9 @@ class Delta(_Frozen):
 
 class EvaluationReport(_Frozen):
     schema_version: Literal[1] = 1
-    evaluation_id: str
+    #: the report's content id (request + held-out file digest), not the registry's
+    #: evaluation id (``eval-<run_id>``, rlstream.registry.evaluation_id_for)
+    report_id: str
     heldout: dict[str, JsonValue]
     reward_spec: str
     decoding: Decoding

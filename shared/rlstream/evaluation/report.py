@@ -67,7 +67,7 @@ def _md(data: dict[str, Any]) -> str:
     reasons = "\n".join(f"- {r}" for r in data["reasons"])
     dec = data["decoding"]
     mode = "greedy" if dec["greedy"] else f"k={dec['k']}, temperature {dec['temperature']}"
-    return f"""# Evaluation {data["evaluation_id"]}
+    return f"""# Evaluation report {data["report_id"]}
 
 **Decision: {data["decision"]}**{f" (model `{data['model_id']}`)" if data["model_id"] else ""}
 

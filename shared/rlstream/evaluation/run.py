@@ -111,12 +111,15 @@ def summarise(
     )
 
 
-def evaluation_id(request: EvalRequest, heldout_sha: str) -> str:
+def report_id(request: EvalRequest, heldout_sha: str) -> str:
+    """``report-<sha256[:24]>`` of the request and the held-out file's digest: names one
+    report's content. The evaluation of a training run is ``eval-<run_id>``
+    (:func:`rlstream.registry.evaluation_id_for`): one evaluation per run."""
     blob = orjson.dumps(
         {"request": request.model_dump(mode="json"), "heldout": heldout_sha},
         option=orjson.OPT_SORT_KEYS,
     )
-    return "eval-" + hashlib.sha256(blob).hexdigest()[:24]
+    return "report-" + hashlib.sha256(blob).hexdigest()[:24]
 
 
 def eval_spec(text: str, specs: SpecResolver | None = None) -> RewardSpec:
@@ -156,7 +159,7 @@ def run_evaluation(
     }
     sha = file_sha256(request.heldout)
     return EvaluationReport(
-        evaluation_id=evaluation_id(request, sha),
+        report_id=report_id(request, sha),
         heldout={
             "path": str(request.heldout),
             "sha256": sha,

@@ -44,7 +44,7 @@ def report_from(
     )
     deltas: dict[str, Delta] = {m: paired_delta(prompts, m) for m in ("pass_at_1", "mean_reward")}
     return EvaluationReport(
-        evaluation_id="eval-test",
+        report_id="report-test",
         heldout={"path": "h.jsonl", "sha256": "0" * 64, "prompts": len(prompts)},
         reward_spec="tool_calling",
         decoding=Decoding(k=k, greedy=k == 1),

@@ -107,6 +107,7 @@ def test_optional_parts_render(helm_bin: Path) -> None:
         "--set", "services.evaluator.enabled=true",
         "--set", "evaluator.inferenceDeployment=vllm-server",
         "--set", "evaluator.rewardConfig=/var/lib/rlstream/rewards.yaml",
+        "--set", "evaluator.gateMinPrompts=50",
         "--set", "autoscaling.enabled=true",
         "--set", "training.gpu.enabled=false",
         "--set", "networkPolicy.enabled=false",
@@ -117,6 +118,7 @@ def test_optional_parts_render(helm_bin: Path) -> None:
     assert ev["automountServiceAccountToken"] is True
     env = {e["name"]: e.get("value") for e in ev["containers"][0]["env"]}
     assert env["RLSTREAM_REWARD_CONFIG"] == "/var/lib/rlstream/rewards.yaml"
+    assert (env["RLSTREAM_GATE_MIN_PROMPTS"], env["RLSTREAM_EVAL_HELDOUT_CAP"]) == ("50", "500")
     promoter = by[("Role", "rls-rlstream-promoter")]
     assert promoter["rules"] == [
         {
@@ -139,7 +141,8 @@ def test_optional_parts_render(helm_bin: Path) -> None:
 @pytest.mark.helm
 def test_values_schema_rejects_unknown_and_bad_values(helm_bin: Path) -> None:
     for bad in ("imag.tag=x", "services.bogus.enabled=true", "config.logLevel=LOUD",
-                "training.jobPrefix=Bad_Prefix", "http.port=0"):  # fmt: skip
+                "training.jobPrefix=Bad_Prefix", "http.port=0",
+                "evaluator.gateMinPrompts=0"):  # fmt: skip
         res = subprocess.run(
             [str(helm_bin), "template", "rls", str(CHART), "--set", bad],
             capture_output=True, text=True, timeout=60,

@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from rlstream.errors import ConfigError, InputError
+from rlstream.errors import ConfigError
 from rlstream.registry import Verdict
 
 
@@ -83,8 +83,10 @@ def evaluate_with_library(job: EvalJob) -> Verdict:
     )
     from rlstream.grading import SpecResolver
 
-    if job.heldout is None or not job.heldout.exists():
-        raise InputError(f"run {job.run_id}: agent {job.agent!r} has no held-out prompts yet")
+    if job.heldout is None or not job.heldout.exists():  # recorded: below any minimum
+        from rlstream.services.evaluator.heldout import no_heldout_verdict
+
+        return no_heldout_verdict(job.agent)
     request = EvalRequest(
         baseline=ModelRef.of(job.base_model, job.baseline_adapter, job.baseline_label),
         candidate=ModelRef.of(job.base_model, job.candidate_adapter, "candidate"),

@@ -67,3 +67,16 @@ def leak_from_error(exc: HeldoutLeakError) -> Verdict:
         reasons=(f"held-out leak: {str(exc)[:500]}",),
         report={"status": "failed", "stage": "heldout_leak", "error": str(exc)[:2000]},
     )
+
+
+def no_heldout_verdict(agent: str) -> Verdict:
+    """No held-out prompt exists for the agent yet (every release so far held none out):
+    below any minimum, so ``insufficient``, recorded; the next release's keys count."""
+    return Verdict(
+        decision="insufficient",
+        reasons=(
+            f"no held-out prompts for agent {agent!r} yet: none of its releases held a task "
+            "key out, so nothing can measure the candidate",
+        ),
+        report={"status": "failed", "stage": "heldout", "error": "no held-out prompts"},
+    )

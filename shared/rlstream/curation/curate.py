@@ -28,7 +28,7 @@ ROLLOUT_DROP_REASONS = (
     "redelivered",
     "truncated_length",
     "truncated_errored",
-    "truncated_no_final_assistant",
+    "no_assistant_turn",
     "conflicting_rewards",
     "exact_duplicate",
     "near_duplicate",
@@ -248,11 +248,9 @@ def curate(
     groups: dict[str, list[ScoredRollout]] = defaultdict(list)
     train, held = split(_unique_ids(items, drops), heldout or share_rule(opts.heldout_share))
     for r in train:
-        reason = (
-            truncation_reason(r.transcript, opts.terminal_tools) if opts.drop_truncated else None
-        )
+        reason = truncation_reason(r.transcript) if opts.drop_truncated else None
         if reason is not None:
-            drops[f"truncated_{reason}"] += 1
+            drops["no_assistant_turn" if reason == "no_assistant" else f"truncated_{reason}"] += 1
             continue
         groups[r.task_key].append(r)
     scan = opts.hack_scan != "off"

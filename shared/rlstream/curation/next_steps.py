@@ -42,31 +42,36 @@ python3 -m openrlhf.cli.train_ppo_ray \\
 """
 
 
-def _commands(method: str) -> str:
-    others = [m for m in ("grpo", "dpo", "sft") if m != method]
+def _commands(method: str, rows: dict[str, int]) -> str:
+    """Only methods whose file has rows: a command that would train on nothing is no step."""
+    have = [m for m in ("grpo", "dpo", "sft") if rows.get(f"{m}.jsonl", 0) > 0]
+    if not have:
+        return (
+            "No training file has rows, so there is nothing to train: see the drop counts in "
+            "`manifest.json` for why rollouts or groups were dropped."
+        )
     lines = []
-    if method != "none":
-        lines += [
-            "Recommended:",
-            "",
-            "```",
-            f"rlstream train --dataset . --method {method}",
-            "```",
-            "",
-        ]
-    lines += [
-        "Also possible with these files:" if method != "none" else "Possible (not recommended):",
-        "",
-        "```",
-    ]
-    lines += [f"rlstream train --dataset . --method {m}" for m in others]
-    return "\n".join([*lines, "```"])
+    if method in have:
+        lines += ["Recommended:", "", "```", f"rlstream train --dataset . --method {method}", "```"]
+    others = [m for m in have if m != method]
+    if others:
+        head = "Also possible with these files:" if lines else "Possible (not recommended):"
+        lines += ["", head, "", "```"] if lines else [head, "", "```"]
+        lines += [f"rlstream train --dataset . --method {m}" for m in others]
+        lines.append("```")
+    return "\n".join(lines)
 
 
 def _considered(result: CurationResult) -> str:
     """What the 'before' profile covers: the input less held-out tasks and dropped rollouts."""
     held = sum(len(g.rollouts) for g in result.heldout)
-    early = {"exact_duplicate", "near_duplicate", "conflicting_rewards", "redelivered"}
+    early = {
+        "exact_duplicate",
+        "near_duplicate",
+        "conflicting_rewards",
+        "redelivered",
+        "no_assistant_turn",
+    }
     dropped = sum(
         n for k, n in result.dropped_rollouts.items() if k in early or k.startswith("truncated")
     )
@@ -100,7 +105,7 @@ groups, {result.kept_rollouts} rollouts.
 
 Run from the directory that holds this file and `manifest.json`:
 
-{_commands(result.method)}
+{_commands(result.method, rows)}
 
 Held-out task keys ({result.options.heldout_share:.0%} by hash, per agent and reward spec) are
 in no training file; evaluate a trained adapter on them with `rlstream eval --heldout

@@ -6,8 +6,6 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from rlstream.metrics.features import DEFAULT_TERMINAL_TOOLS
-
 
 class CurateOptions(BaseModel):
     """What curation keeps and drops."""
@@ -19,9 +17,12 @@ class CurateOptions(BaseModel):
     #: smaller groups say nothing about difficulty (singletons are dropped)
     min_group_size: int = Field(default=2, ge=1)
     drop_dead: bool = True
+    #: drop cut-off rollouts (finish reason length / a truncation flag), errored ones and
+    #: ones with no assistant turn (rlstream.metrics.features.truncation_reason)
     drop_truncated: bool = True
-    #: a rollout may end on the result of a tool whose name contains one of these
-    terminal_tools: tuple[str, ...] = DEFAULT_TERMINAL_TOOLS
+    #: read from manifests written before any last turn counted as an ending; unused and
+    #: not written
+    terminal_tools: tuple[str, ...] = Field(default=(), exclude=True)
     dedupe_exact: bool = True
     #: identical rollouts with different rewards are judge noise: drop all of them
     drop_conflicting: bool = True

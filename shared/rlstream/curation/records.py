@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 
 from rlstream.curation.curate import KeptGroup
-from rlstream.metrics.features import tool_signature
+from rlstream.metrics.features import last_assistant_index, tool_signature
 from rlstream.rollout import ScoredRollout
 from rlstream.transcript import Message, Transcript
 
@@ -44,11 +44,19 @@ def message_json(m: Message) -> dict[str, Any]:
     return out
 
 
+def trained_messages(t: Transcript) -> tuple[Message, ...]:
+    """The conversation up to and including its last assistant turn: a trailing user
+    thanks, stop marker or tool result is how it ended, not something to train on."""
+    last = last_assistant_index(t)
+    return t.messages if last is None else t.messages[: last + 1]
+
+
 def split_prompt(t: Transcript) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(prompt, completion): the prefix up to the first assistant turn, and the rest."""
+    """(prompt, completion): the prefix up to the first assistant turn, and the rest up to
+    the last assistant turn."""
     cut = next((i for i, m in enumerate(t.messages) if m.role == "assistant"), len(t.messages))
-    msgs = [message_json(m) for m in t.messages]
-    return msgs[:cut], msgs[cut:]
+    msgs = [message_json(m) for m in t.messages[:cut]]
+    return msgs, [message_json(m) for m in trained_messages(t)[cut:]]
 
 
 def completion_length(completion: Sequence[dict[str, Any]]) -> int:
@@ -172,8 +180,9 @@ def dpo_row(task_key: str, chosen: ScoredRollout, rejected: ScoredRollout, ratio
 
 
 def sft_row(r: ScoredRollout) -> Row:
-    """A passing conversation; ``loss_mask`` is 1 on assistant messages only."""
-    msgs = [message_json(m) for m in r.transcript.messages]
+    """A passing conversation up to its last assistant turn; ``loss_mask`` is 1 on
+    assistant messages only."""
+    msgs = [message_json(m) for m in trained_messages(r.transcript)]
     return {
         "messages": msgs,
         "loss_mask": [1 if m["role"] == "assistant" else 0 for m in msgs],

@@ -26,15 +26,6 @@ _WORD = re.compile(r"\w+")
 LENGTH_FINISH = frozenset({"length", "max_tokens", "max_output_tokens", "model_length"})
 #: status / finish values that mean the rollout errored rather than ended
 ERROR_STATUS = frozenset({"error", "errored", "exception", "crashed", "timeout", "aborted"})
-#: a conversation may legitimately end on the result of a call whose name contains one of these
-DEFAULT_TERMINAL_TOOLS = (
-    "transfer",
-    "escalat",
-    "handoff",
-    "hand_off",
-    "end_conversation",
-    "submit",
-)
 
 
 def normalise_text(text: str, *, mask: bool = True) -> str:
@@ -94,24 +85,42 @@ def _finish_values(t: Transcript) -> Iterable[object]:
     for src in (t.metadata, t.outcome):
         for key in ("finish_reason", "stop_reason"):
             yield src.get(key)
-    for m in reversed(t.messages):
-        if m.role == "assistant":
-            yield m.extra.get("finish_reason")
-            yield m.extra.get("stop_reason")
-            break
+    last = last_assistant_index(t)
+    if last is not None:
+        m = t.messages[last]
+        yield m.extra.get("finish_reason")
+        yield m.extra.get("stop_reason")
 
 
-def truncation_reason(
-    t: Transcript, terminal_tools: tuple[str, ...] = DEFAULT_TERMINAL_TOOLS
-) -> str | None:
-    """Why a rollout is incomplete ("length", "errored", "no_final_assistant") or None.
+def _flagged(t: Transcript) -> bool:
+    """A logged truncation flag on the rollout or on its last assistant turn."""
+    last = last_assistant_index(t)
+    sources = [t.metadata, t.outcome] + ([t.messages[last].extra] if last is not None else [])
+    return any(src.get("truncated") is True for src in sources)
 
-    A rollout cut at max tokens or that errored says nothing about the policy's skill, and
-    one that never reached a final assistant turn was not finished.
+
+def last_assistant_index(t: Transcript) -> int | None:
+    """Index of the last assistant turn that says or calls something (the turn trained)."""
+    for i in range(len(t.messages) - 1, -1, -1):
+        m = t.messages[i]
+        if m.role == "assistant" and (m.content or m.tool_calls):
+            return i
+    return None
+
+
+def truncation_reason(t: Transcript) -> str | None:
+    """Why a rollout cannot be trained on ("length", "errored", "no_assistant") or None.
+
+    Truncation is a cut-off assistant turn (finish/stop reason ``length`` / ``max_tokens``
+    on the rollout or its last assistant turn) or a logged ``truncated: true`` flag. Real
+    conversations end where they end: a trailing user thanks, stop marker or tool result
+    is not truncation; the row trained stops at the last assistant turn.
     """
     for value in _finish_values(t):
         if isinstance(value, str) and value.lower() in LENGTH_FINISH:
             return "length"
+    if _flagged(t):
+        return "length"
     for src in (t.metadata, t.outcome):
         if src.get("error") or src.get("errored"):
             return "errored"
@@ -119,19 +128,7 @@ def truncation_reason(
             value = src.get(key)
             if isinstance(value, str) and value.lower() in ERROR_STATUS:
                 return "errored"
-    body = [m for m in t.messages if m.role != "system"]
-    if not any(m.role == "assistant" for m in body):
-        return "no_final_assistant"
-    last = body[-1]
-    if last.role == "assistant":
-        return None if (last.content or not last.tool_calls) else "no_final_assistant"
-    if last.role == "tool":
-        name = (last.name or "").lower()
-        if not name and last.tool_call_id:
-            name = next((c.name.lower() for c in t.tool_calls() if c.id == last.tool_call_id), "")
-        if name and any(s in name for s in terminal_tools):
-            return None
-    return "no_final_assistant"
+    return "no_assistant" if last_assistant_index(t) is None else None
 
 
 def surface_features(t: Transcript) -> dict[str, float]:

@@ -121,6 +121,8 @@ def _rollout(
             None,
             decisions.TOOLS,
         )
+    if mode == "truncated" and not outcome:
+        outcome = {"finish_reason": "length"}  # a logged cut, as real agent logs record it
     end = c.messages[-1].timestamp
     t = Transcript(
         conversation_id=cid,

@@ -104,16 +104,13 @@ def test_near_duplicates_same_outcome_only() -> None:
 def test_truncated_rollouts_are_dropped() -> None:
     rows = group("a", 4, 2)
     rows.append(rollout("a", 30, True, metadata={"finish_reason": "length"}))
-    rows.append(rollout("a", 31, False, final=False))
+    rows.append(rollout("a", 31, False, final=False, tool=None))  # no assistant turn at all
     rows.append(rollout("a", 32, False, metadata={"error": "tool timeout"}))
+    rows.append(rollout("a", 33, False, final=False))  # ends on a tool result: kept
     res = curate(rows)
     d = res.dropped_rollouts
-    assert (d["truncated_length"], d["truncated_no_final_assistant"], d["truncated_errored"]) == (
-        1,
-        1,
-        1,
-    )
-    assert res.kept[0].n == 4
+    assert (d["truncated_length"], d["no_assistant_turn"], d["truncated_errored"]) == (1, 1, 1)
+    assert res.kept[0].n == 5
 
 
 def test_redelivered_copies_count_once() -> None:

@@ -154,6 +154,7 @@ def _metrics(
         "last_loss": outcome.get("last_loss"),
         "reward": outcome.get("reward", {}),
         "skipped_rows": outcome.get("skipped_rows", {}),
+        "row_fit": outcome.get("row_fit", {}),
         "curve": outcome.get("curve", []),
         "reason": outcome.get("reason"),
     }

@@ -10,6 +10,7 @@ from typing import Any
 
 from rlstream.errors import ConfigError
 from rlstream.grading import SpecResolver
+from rlstream.training.builtin.fit import fit_sft_rows
 from rlstream.training.builtin.recorder import Recorder, finite
 from rlstream.training.builtin.rows import trl_rows
 from rlstream.training.builtin.trl_args import TRAINER_CLASSES, config_class
@@ -30,35 +31,43 @@ def lora_config(config: TrainConfig) -> Any:
     )
 
 
-def load_for_training(base_model: str | Path, device: str, bf16: bool) -> tuple[Any, Any]:
-    """The base model (float32 on CPU) and its tokenizer with the training chat template."""
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+def load_tokenizer(base_model: str | Path) -> Any:
+    """The base model's tokenizer with the training chat template."""
+    from transformers import AutoTokenizer
 
-    dtype = torch.bfloat16 if bf16 else torch.float32
     tok: Any = AutoTokenizer.from_pretrained(str(base_model))
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
     tok.chat_template = training_template(tok)
+    return tok
+
+
+def load_model(base_model: str | Path, device: str, bf16: bool) -> Any:
+    """The base model, float32 on CPU."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    dtype = torch.bfloat16 if bf16 else torch.float32
     model: Any = AutoModelForCausalLM.from_pretrained(str(base_model), dtype=dtype)
     model.to(device)
-    return model, tok
+    return model
 
 
 def build_trainer(
     config: TrainConfig,
-    rows: Sequence[dict[str, Any]],
+    data_rows: Sequence[dict[str, Any]],
     model: Any,
     tok: Any,
     kwargs: dict[str, Any],
     recorder: Recorder,
 ) -> tuple[Any, GrpoReward | None]:
+    """The TRL trainer over ``data_rows`` (already in TRL's columns, :func:`trl_rows`)."""
     import trl
     from datasets import Dataset
     from transformers import PrinterCallback
 
     specs = SpecResolver(config_path=Path(config.reward_config) if config.reward_config else None)
-    data = Dataset.from_list(trl_rows(method_of(config), rows))
+    data = Dataset.from_list(list(data_rows))
     args = config_class(config.method)(**kwargs)
     common: dict[str, Any] = {
         "model": model,
@@ -99,14 +108,20 @@ def run_trl(
         rows, skipped = gradeable(rows, specs)
         if not rows:
             raise ConfigError(f"no GRPO row can be graded on fresh samples: {skipped}")
+    tok = load_tokenizer(base_model)
+    data_rows = trl_rows(method_of(config), rows)
+    row_fit: dict[str, int] = {}
+    if config.method == "sft":
+        # before the model loads: a run with no row that fits stops here, saying why
+        data_rows, row_fit = fit_sft_rows(tok, data_rows, config.max_length)
     set_seed(config.seed)
-    model, tok = load_for_training(base_model, device, bool(kwargs.get("bf16")))
+    model = load_model(base_model, device, bool(kwargs.get("bf16")))
     recorder = Recorder(progress)
     with warnings.catch_warnings():
         # peft 0.21 and TRL 1.16 read transformers' deprecated ``is_gradient_checkpointing``
         # alias: not ours to fix, and warnings-as-errors (pytest here) would stop every run
         warnings.filterwarnings("ignore", ".*is_gradient_checkpointing.*", FutureWarning)
-        trainer, reward = build_trainer(config, rows, model, tok, kwargs, recorder)
+        trainer, reward = build_trainer(config, data_rows, model, tok, kwargs, recorder)
         load_s = time.perf_counter() - t0
         trainer.train()
     losses = recorder.losses()
@@ -120,6 +135,7 @@ def run_trl(
         "first_loss": losses[0] if losses else None,
         "last_loss": losses[-1] if losses else None,
         "skipped_rows": skipped,
+        "row_fit": row_fit,
     }
     if reward is not None:
         out["reward"] = {

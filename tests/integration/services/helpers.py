@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 import asyncpg
 
-from rlstream.events import topics
+from rlstream.events import TrainingRunEvent, topics
 
 
 async def pg(dsn: str, sql: str, *args: Any) -> list[asyncpg.Record]:
@@ -57,12 +58,35 @@ def no_rollout_in_two_datasets(dsn: str) -> None:
             seen[rid[0]] = row["dataset_id"]
 
 
+def run_output(root: Path, run_id: str) -> Path:
+    """A finished run's output folder with a (fake) adapter the evaluator accepts."""
+    out = root / run_id
+    (out / "adapter").mkdir(parents=True)
+    (out / "adapter" / "adapter_config.json").write_text(json.dumps({"r": 8}))
+    (out / "adapter" / "adapter_model.safetensors").write_bytes(run_id.encode() * 100)
+    return out
+
+
+def succeeded_run(
+    run_id: str, agent: str, dataset_id: str, spec_id: str, out: Path
+) -> tuple[bytes, bytes]:
+    """(key, value) of a ``succeeded`` TrainingRunEvent for the evaluator to pick up."""
+    ev = TrainingRunEvent(
+        run_id=run_id, dataset_id=dataset_id, agent=agent, reward_spec=spec_id,
+        state="succeeded", backend="builtin", method="sft", base_model="/models/base",
+        artifact_dir=str(out), launcher="local",
+    )  # fmt: skip
+    return run_id.encode(), ev.dump_json()
+
+
 __all__ = [
     "count",
     "dlq_codes",
     "no_rollout_in_two_datasets",
     "pg",
+    "run_output",
     "scored_ids",
+    "succeeded_run",
     "topics",
     "wait_until",
 ]

@@ -17,8 +17,9 @@ from typing import Any
 
 import pytest
 from evaluator_stub import calls
+from helpers import run_output, succeeded_run
 
-from rlstream.events import EvaluationEvent, TrainingRunEvent, topics
+from rlstream.events import EvaluationEvent, topics
 from rlstream.grading import RewardSpec
 from rlstream_testkit.stack import Stack, produce, read_topic, wait_for_count
 
@@ -39,25 +40,6 @@ def _graded(tmp: Path, spec: RewardSpec) -> list[Any]:
         write_order_logs(logs, seed=5, n_tasks=160, rollouts=3)
     ts = [t for t in ingest_paths([logs], IngestOptions()) if not isinstance(t, Reject)]
     return [r for r in grade_many(ts, spec) if isinstance(r, ScoredRollout)]
-
-
-def _run_output(root: Path, run_id: str) -> Path:
-    out = root / run_id
-    (out / "adapter").mkdir(parents=True)
-    (out / "adapter" / "adapter_config.json").write_text(json.dumps({"r": 8}))
-    (out / "adapter" / "adapter_model.safetensors").write_bytes(run_id.encode() * 100)
-    return out
-
-
-def _event(
-    run_id: str, agent: str, dataset_id: str, spec_id: str, out: Path
-) -> tuple[bytes, bytes]:
-    ev = TrainingRunEvent(
-        run_id=run_id, dataset_id=dataset_id, agent=agent, reward_spec=spec_id,
-        state="succeeded", backend="builtin", method="sft", base_model="/models/base",
-        artifact_dir=str(out), launcher="local",
-    )  # fmt: skip
-    return run_id.encode(), ev.dump_json()
 
 
 def test_a_reward_version_bump_keeps_the_split_and_the_evaluator_still_decides(
@@ -129,8 +111,10 @@ def test_a_reward_version_bump_keeps_the_split_and_the_evaluator_still_decides(
     ev.start()
     ev.wait_ready()
     records = [
-        _event("run-v2", agent, ids[v2.spec_id], v2.spec_id, _run_output(tmp_path, "run-v2")),
-        _event("run-leaky", agent, ids["leaky"], v2.spec_id, _run_output(tmp_path, "run-leaky")),
+        succeeded_run("run-v2", agent, ids[v2.spec_id], v2.spec_id, run_output(tmp_path, "run-v2")),
+        succeeded_run(
+            "run-leaky", agent, ids["leaky"], v2.spec_id, run_output(tmp_path, "run-leaky")
+        ),
     ]
     asyncio.run(produce(st.bootstrap, st.topic(topics.TRAINING), records))
     recs = asyncio.run(wait_for_count(st.bootstrap, st.topic(topics.EVALUATIONS), 2, timeout=120))

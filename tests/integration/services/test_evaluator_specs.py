@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 from evaluator_stub import calls
-from helpers import pg
+from helpers import pg, run_output, succeeded_run
 
 from rlstream.errors import ConfigError
-from rlstream.events import EvaluationEvent, TrainingRunEvent, topics
+from rlstream.events import EvaluationEvent, topics
 from rlstream.grading import RewardSpec, spec_from_id
 from rlstream.rewards.config import load_reward_config
 from rlstream_testkit.stack import Stack, produce, read_topic, wait_for_count
@@ -49,23 +49,6 @@ def _dataset(tmp: Path, spec: RewardSpec) -> tuple[Path, list[Any]]:
     scored = [r for r in grade_many(ts, spec) if isinstance(r, ScoredRollout)]
     write_dataset(curate(scored, CurateOptions(heldout_share=0.25)), tmp / "dataset")
     return tmp / "dataset", scored
-
-
-def _run_output(root: Path, run_id: str) -> Path:
-    out = root / run_id
-    (out / "adapter").mkdir(parents=True)
-    (out / "adapter" / "adapter_config.json").write_text(json.dumps({"r": 8}))
-    (out / "adapter" / "adapter_model.safetensors").write_bytes(run_id.encode() * 100)
-    return out
-
-
-def _event(run_id: str, dataset_id: str, spec_id: str, out: Path) -> tuple[bytes, bytes]:
-    ev = TrainingRunEvent(
-        run_id=run_id, dataset_id=dataset_id, agent=AGENT, reward_spec=spec_id,
-        state="succeeded", backend="builtin", method="sft", base_model="/models/base",
-        artifact_dir=str(out), launcher="local",
-    )  # fmt: skip
-    return run_id.encode(), ev.dump_json()
 
 
 def test_a_spec_with_options_is_evaluated_and_an_unbuildable_one_is_a_recorded_failure(
@@ -106,8 +89,10 @@ def test_a_spec_with_options_is_evaluated_and_an_unbuildable_one_is_a_recorded_f
     ev.start()
     ev.wait_ready()
     records = [
-        _event("run-opts", dataset_id, spec.spec_id, _run_output(tmp_path, "run-opts")),
-        _event("run-bad", dataset_id, unbuildable, _run_output(tmp_path, "run-bad")),
+        succeeded_run(
+            "run-opts", AGENT, dataset_id, spec.spec_id, run_output(tmp_path, "run-opts")
+        ),
+        succeeded_run("run-bad", AGENT, dataset_id, unbuildable, run_output(tmp_path, "run-bad")),
     ]
     asyncio.run(produce(st.bootstrap, st.topic(topics.TRAINING), records))
     recs = asyncio.run(wait_for_count(st.bootstrap, st.topic(topics.EVALUATIONS), 2, timeout=120))

@@ -22,6 +22,7 @@ from test_poison import dlq_entries, goods, send
 
 from rlstream.events import topics
 from rlstream.limits import bounded_id
+from rlstream_testkit.hostile import sample
 
 pytestmark = [pytest.mark.kafka, pytest.mark.postgres, pytest.mark.redis]
 
@@ -36,7 +37,9 @@ def deep(levels: int) -> bytes:
     return head + b',"metadata":' + nest + b"}"
 
 
-def committed(st: Any, service: str, partition: int = 0) -> int:
+def committed(
+    st: Any, service: str, partition: int = 0, topic: str = topics.CONVERSATIONS_RAW
+) -> int:
     async def go() -> int:
         admin = AIOKafkaAdminClient(bootstrap_servers=st.bootstrap)
         await admin.start()
@@ -45,11 +48,38 @@ def committed(st: Any, service: str, partition: int = 0) -> int:
         finally:
             await admin.close()
         for tp, meta in offs.items():
-            if tp.topic == st.topic(topics.CONVERSATIONS_RAW) and tp.partition == partition:
+            if tp.topic == st.topic(topic) and tp.partition == partition:
                 return int(meta.offset)
         return -1
 
     return asyncio.run(go())
+
+
+def ends(st: Any, topic: str) -> dict[int, int]:
+    """The end offset of every partition of ``topic``."""
+    from aiokafka import AIOKafkaConsumer, TopicPartition
+
+    async def go() -> dict[int, int]:
+        cons = AIOKafkaConsumer(bootstrap_servers=st.bootstrap)
+        await cons.start()
+        try:
+            name = st.topic(topic)
+            parts = cons.partitions_for_topic(name) or set()
+            if not parts:
+                await cons._client.force_metadata_update()
+                parts = cons.partitions_for_topic(name) or set()
+            end = await cons.end_offsets([TopicPartition(name, p) for p in parts])
+            return {tp.partition: int(o) for tp, o in end.items()}
+        finally:
+            await cons.stop()
+
+    return asyncio.run(go())
+
+
+def caught_up(st: Any, service: str, topic: str) -> bool:
+    return all(
+        end == 0 or committed(st, service, p, topic) == end for p, end in ends(st, topic).items()
+    )
 
 
 def scored(st: Any) -> int:
@@ -211,3 +241,32 @@ def test_a_stalled_partition_turns_healthz_unhealthy_within_the_setting(make_sta
     assert "rlstream_partition_stall_seconds{" in metrics
     assert wait_until(lambda: count(st.dsn, "SELECT count(*) FROM transcripts") >= 20, 60)
     assert wait_until(lambda: ingest.http("/healthz")[0] == 200, 30)
+
+
+def test_a_sample_of_hostile_records_on_the_real_broker(make_stack: Any) -> None:
+    """The in-process property test's strategies (tests/unit/services/
+    test_record_path_property.py), a sample of 40, through real ingest and grader: every
+    good neighbour is scored, every letter has a reason, both consumers commit past all."""
+    stack = make_stack()
+    ingest, grader = stack.start("ingest", "grader")
+    recs = goods(200, "n")
+    for i, (value, h) in enumerate(sample(40)):
+        recs.insert(5 * i, (b"h%d" % i, value, h))
+    asyncio.run(send(stack.bootstrap, stack.topic(topics.CONVERSATIONS_RAW), recs))
+    good = {f"n{i}" for i in range(200)}
+
+    def scored_good() -> set[str]:
+        sql = "SELECT count(DISTINCT conversation_id) FROM rollouts WHERE conversation_id = ANY($1)"
+        return good if count(stack.dsn, sql, sorted(good)) >= len(good) else set()
+
+    assert wait_until(scored_good, 180), f"{ingest.tail()}\n{grader.tail()}"
+    raw = topics.CONVERSATIONS_RAW
+    assert wait_until(lambda: caught_up(stack, "ingest", raw), 60), ingest.tail()
+    assert wait_until(lambda: caught_up(stack, "grader", topics.TRANSCRIPTS), 60), grader.tail()
+    from rlstream_testkit.stack import read_topic
+
+    for t in (raw, topics.TRANSCRIPTS):
+        for r in asyncio.run(read_topic(stack.bootstrap, stack.topic(topics.dlq(t)))):
+            letter = json.loads(r.value)
+            assert letter["error_code"] and letter["error_message"], letter
+    assert ingest.http("/readyz")[0] == 200 and grader.http("/readyz")[0] == 200

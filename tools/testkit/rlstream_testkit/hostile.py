@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 HOLE = b'"__HOSTILE__"'
@@ -120,3 +121,28 @@ def hostile_records(draw: st.DrawFn, cid: str = "h") -> bytes:
 
 
 headers = st.lists(st.tuples(st.text(max_size=40), st.binary(max_size=600)), max_size=20)
+
+
+def sample(n: int, max_bytes: int = 900_000) -> list[tuple[bytes, list[tuple[str, bytes]]]]:
+    """``n`` (value, headers) drawn by hypothesis (derandomized: the same on every run),
+    each value under ``max_bytes`` (a broker's default limit is 1 MB), for a real-broker run
+    of the strategies the in-process property test explores at breadth."""
+    out: list[tuple[bytes, list[tuple[str, bytes]]]] = []
+    seen: set[bytes] = set()
+
+    @settings(
+        max_examples=8 * n,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(hostile_records().filter(lambda v: len(v) < max_bytes), headers)
+    def collect(value: bytes, hdrs: list[tuple[str, bytes]]) -> None:
+        if value not in seen:  # hypothesis repeats itself; a sample should not
+            seen.add(value)
+            out.append((value, hdrs))
+
+    collect()
+    return out[:n]

@@ -27,6 +27,8 @@ COMPONENT = "trainer"
 SELECTOR = {"app.kubernetes.io/managed-by": MANAGED_BY, "app.kubernetes.io/component": COMPONENT}
 A = "rlstream.dev/"  # label and annotation prefix
 SPEC_ANNOTATION = A + "run-spec"
+#: the label naming a Job's run (what adoption after a 409 checks)
+RUN_ID_LABEL = A + "run-id"
 
 
 def job_name(sha256: str, prefix: str = "rlstream-train-") -> str:
@@ -40,7 +42,7 @@ def job_name(sha256: str, prefix: str = "rlstream-train-") -> str:
     return prefix + digest[: min(room, 40)]
 
 
-def _label_value(v: str) -> str:
+def label_value(v: str) -> str:
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in v)[:63]
     return safe.strip("-_.") or "none"
 
@@ -79,9 +81,9 @@ def job_manifest(
     labels = {
         **SELECTOR,
         "app.kubernetes.io/name": "rlstream",
-        A + "run-id": _label_value(spec.run_id),
-        A + "dataset-id": _label_value(req.dataset_id),
-        A + "agent": _label_value(req.agent),
+        RUN_ID_LABEL: label_value(spec.run_id),
+        A + "dataset-id": label_value(req.dataset_id),
+        A + "agent": label_value(req.agent),
     }
     annotations = {
         A + "dataset-id": req.dataset_id,

@@ -31,11 +31,13 @@ from rlstream.launch.base import (
     plan_run,
 )
 from rlstream.launch.k8s_manifest import (
+    RUN_ID_LABEL,
     SELECTOR,
     SPEC_ANNOTATION,
     default_namespace,
     job_manifest,
     job_name,
+    label_value,
 )
 from rlstream.launch.settings import LaunchSettings
 from rlstream.observability.metrics import UNPARSEABLE_JOBS
@@ -136,6 +138,20 @@ def _skip_unparseable(job: Any, e: ValidationError) -> None:
     )
 
 
+def _owned_by(job: Any, spec: RunSpec) -> bool:
+    """Whether an existing Job is this run's: by its run-id label, which every release
+    writes the same way, else by its spec annotation (which another release may have
+    written with other fields: unparseable means unknown, never a crash)."""
+    label = (_get(job, "metadata", "labels") or {}).get(RUN_ID_LABEL)
+    if label is not None:
+        return bool(label == label_value(spec.run_id))
+    raw = (_get(job, "metadata", "annotations") or {}).get(SPEC_ANNOTATION)
+    try:
+        return raw is not None and RunSpec.model_validate_json(raw).run_id == spec.run_id
+    except ValueError:
+        return False
+
+
 class KubernetesLauncher:
     name = "kubernetes"
 
@@ -177,8 +193,7 @@ class KubernetesLauncher:
             if e.status.code != 409:
                 raise
             existing = await client.get(Job, name, namespace=self.namespace)
-            theirs = (existing.metadata.annotations or {}).get(SPEC_ANNOTATION)
-            if theirs is None or RunSpec.model_validate_json(theirs).run_id != spec.run_id:
+            if not _owned_by(existing, spec):
                 raise LaunchError(f"Job {name} exists but belongs to another run") from e
             created = False
             log.info("job already exists: adopted", extra={"job": name, "run_id": spec.run_id})

@@ -126,6 +126,33 @@ async def test_launching_the_same_dataset_twice_adopts_the_first_job(kube: Any) 
         await x.close()
 
 
+async def test_a_job_whose_spec_another_release_wrote_is_adopted_by_its_label(kube: Any) -> None:
+    """A 409 on a Job whose run-spec annotation no longer parses (a field renamed between
+    releases) is settled by the run-id label: adopted when it is this run's, refused with
+    a LaunchError when it is not; never a ValidationError out of launch()."""
+    from rlstream.launch import LaunchError
+    from rlstream.launch.k8s_manifest import RUN_ID_LABEL, SPEC_ANNOTATION
+
+    client = admin(kube)
+    ns = await namespace(client)
+    s = _settings(ns, kube.kubeconfig)
+    spec = plan_run(_request("renamed"), runs_dir=s.runs_path())
+    old = job_manifest(spec, s, ns)
+    old["metadata"]["annotations"][SPEC_ANNOTATION] = '{"runId": "from-a-newer-release"}'
+    await client.create(Job.from_dict(old))
+    launcher = KubernetesLauncher(s)
+    adopted = await launcher.launch(spec)
+    assert not adopted.created
+    await client.patch(  # the same name, another run's label: not ours
+        Job, old["metadata"]["name"], {"metadata": {"labels": {RUN_ID_LABEL: "run-other"}}},
+        namespace=ns,
+    )  # fmt: skip
+    with pytest.raises(LaunchError, match="belongs to another run"):
+        await launcher.launch(spec)
+    await launcher.close()
+    await client.close()
+
+
 @pytest.mark.helm
 async def test_chart_launcher_service_account_scope(
     kube: Any, helm_bin: Path, tmp_path: Path

@@ -31,3 +31,13 @@ def test_ruff_format_is_clean() -> None:
 def test_mypy_strict_library_and_typed_services() -> None:
     res = _run(str(BIN / "mypy"), "shared", "services")
     assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_test_module_basenames_are_unique() -> None:
+    """pytest imports test modules by basename (rootdir-relative, no packages): a second
+    ``test_x.py`` anywhere under tests/ stops the whole collection, so no test runs."""
+    from collections import Counter
+
+    names = Counter(p.name for p in (ROOT / "tests").rglob("*.py") if p.name != "conftest.py")
+    names.pop("__init__.py", None)
+    assert [n for n, c in names.items() if c > 1] == []

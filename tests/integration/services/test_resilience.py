@@ -155,6 +155,25 @@ def test_idle_timeout_closes_a_conversation_without_end_marker(make_stack) -> No
     assert t["metadata"]["assembled"]["closed_by"] == "idle"
 
 
+def test_closed_turn_buffers_are_purged_after_their_retention(make_stack) -> None:
+    """Retention (issue 20's first step): closed buffers go after
+    RLSTREAM_ASSEMBLY_CLOSED_RETENTION_S; open ones stay, whatever their age."""
+    st = make_stack(
+        rlstream_assembly_closed_retention_s="1",
+        rlstream_assembly_purge_interval_s="1",
+        rlstream_assembly_sweep_interval_s="0.5",
+    )
+    st.start("ingest")
+    raw = st.topic(topics.CONVERSATIONS_RAW)
+    asyncio.run(produce(st.bootstrap, raw, _deltas("done", "t3", range(3), 2)))
+    asyncio.run(produce(st.bootstrap, raw, _deltas("open", "t4", range(2), None)))
+    assert asyncio.run(wait_for_count(st.bootstrap, st.topic(topics.TRANSCRIPTS), 1, timeout=60))
+    gone = "SELECT count(*) FROM turn_buffers WHERE conversation_id LIKE 'done%'"
+    assert wait_until(lambda: count(st.dsn, gone) == 0, 30)
+    still = "SELECT count(*) FROM turn_buffers WHERE conversation_id = 'open' AND NOT closed"
+    assert count(st.dsn, still) == 1
+
+
 def test_turn_deltas_span_a_rebalance_between_two_ingests(make_stack) -> None:
     st = make_stack()
     a, b = st.start("ingest", "ingest")

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
+from datetime import timedelta
 
 from rlstream.assembly import Assembler, AssemblyOptions
 from rlstream.assembly.pg import StoreTurnStore
@@ -54,12 +56,30 @@ _state: dict[str, object] = {}
 
 
 async def _sweeper(handler: IngestHandler) -> None:
+    last_purge = time.monotonic()
     while True:
         await asyncio.sleep(settings.assembly_sweep_interval_s)
         try:
             await handler.sweep()
         except Exception:
             log.warning("idle sweep failed; will retry", exc_info=True)
+        if time.monotonic() - last_purge >= settings.assembly_purge_interval_s:
+            last_purge = time.monotonic()
+            await _purge_closed()
+
+
+async def _purge_closed() -> None:
+    """Retention for turn buffers: without it the table grows by every delta ever sent."""
+    keep = settings.assembly_closed_retention_s
+    if keep <= 0:
+        return
+    try:
+        n = await rt.store.purge_closed_buffers(timedelta(seconds=keep))
+    except Exception:
+        log.warning("closed turn-buffer purge failed; will retry", exc_info=True)
+        return
+    if n:
+        log.info("closed turn buffers purged", extra={"rows": n, "older_than_s": keep})
 
 
 @app.on_startup

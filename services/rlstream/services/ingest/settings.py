@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pydantic import Field
+
 from rlstream.delivery.runtime import ServiceSettings
 
 
@@ -11,3 +13,12 @@ class IngestSettings(ServiceSettings):
     assembly_idle_timeout_s: float = 300.0
     assembly_late_policy: Literal["dlq", "reopen"] = "dlq"
     assembly_sweep_interval_s: float = 5.0
+    assembly_closed_retention_s: float = Field(
+        default=7 * 86400,
+        ge=0,
+        description="closed turn buffers (kept to recognise late turns of a finished "
+        "conversation) are deleted this long after closing; 0 keeps them for ever",
+    )
+    assembly_purge_interval_s: float = Field(
+        default=3600.0, gt=0, description="how often closed turn buffers are purged"
+    )

@@ -23,6 +23,12 @@ class Settings(BaseSettings):
     postgres_dsn: SecretStr | None = Field(
         default=None, description="None: start the embedded PostgreSQL under data_dir"
     )
+    require_postgres_dsn: bool = Field(
+        default=False,
+        description="refuse to start without postgres_dsn instead of starting the embedded "
+        "PostgreSQL (the chart sets it when a Secret is given: a misnamed key must not "
+        "leave each pod with a database of its own)",
+    )
     redis_url: SecretStr | None = None
     redis_idempotency_ttl_s: int = 7 * 24 * 3600
     task_key_field: str | None = None
@@ -31,7 +37,7 @@ class Settings(BaseSettings):
         default=0.1,
         ge=0.0,
         lt=1.0,
-        description="share of task keys per agent + reward spec kept out of training",
+        description="share of each agent's task keys kept out of training (any reward spec)",
     )
     log_json: bool = True
     log_level: str = "INFO"

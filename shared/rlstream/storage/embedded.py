@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from rlstream.errors import ConfigError
 from rlstream.settings import Settings
 
 _servers: dict[Path, Any] = {}
@@ -64,7 +65,13 @@ def stop_embedded_postgres(data_dir: Path) -> None:
 
 
 def resolve_dsn(settings: Settings) -> str:
-    """The configured DSN, or the embedded server's under ``settings.data_dir``."""
+    """The configured DSN, or the embedded server's under ``settings.data_dir`` (unless
+    ``require_postgres_dsn``: then a missing DSN is a ConfigError that says what to check)."""
     if settings.postgres_dsn is not None:
         return settings.postgres_dsn.get_secret_value()
+    if settings.require_postgres_dsn:
+        raise ConfigError(
+            "RLSTREAM_POSTGRES_DSN is not set but RLSTREAM_REQUIRE_POSTGRES_DSN is: check that "
+            "the Secret (the chart's existingSecret) has a key named RLSTREAM_POSTGRES_DSN"
+        )
     return start_embedded_postgres(settings.data_dir)

@@ -139,6 +139,28 @@ def test_optional_parts_render(helm_bin: Path) -> None:
 
 
 @pytest.mark.helm
+def test_a_given_secret_makes_the_dsn_required(helm_bin: Path) -> None:
+    """With existingSecret the services must not fall back to an embedded PostgreSQL when
+    its key is misnamed; without it (a demo) they may."""
+
+    def envs(*extra: str) -> list[dict[str, Any]]:
+        deps = [d for d in _render(helm_bin, *extra) if d["kind"] == "Deployment"]
+        assert deps
+        return [
+            {
+                e["name"]: e.get("value")
+                for e in d["spec"]["template"]["spec"]["containers"][0]["env"]
+            }
+            for d in deps
+        ]
+
+    assert all(
+        e.get("RLSTREAM_REQUIRE_POSTGRES_DSN") == "true" for e in envs("--set", "existingSecret=db")
+    )
+    assert all("RLSTREAM_REQUIRE_POSTGRES_DSN" not in e for e in envs())
+
+
+@pytest.mark.helm
 def test_values_schema_rejects_unknown_and_bad_values(helm_bin: Path) -> None:
     for bad in ("imag.tag=x", "services.bogus.enabled=true", "config.logLevel=LOUD",
                 "training.jobPrefix=Bad_Prefix", "http.port=0",

@@ -29,6 +29,16 @@ A = "rlstream.dev/"  # label and annotation prefix
 SPEC_ANNOTATION = A + "run-spec"
 #: the label naming a Job's run (what adoption after a 409 checks)
 RUN_ID_LABEL = A + "run-id"
+#: the Helm release a Job belongs to (LaunchSettings.k8s_release)
+INSTANCE_LABEL = "app.kubernetes.io/instance"
+
+
+def selector(settings: LaunchSettings) -> dict[str, str]:
+    """The labels of this launcher's Jobs: rlstream's, and the release's when it has one,
+    so two releases in one namespace never follow (or adopt) each other's runs."""
+    if settings.k8s_release:
+        return {**SELECTOR, INSTANCE_LABEL: settings.k8s_release}
+    return dict(SELECTOR)
 
 
 def job_name(sha256: str, prefix: str = "rlstream-train-") -> str:
@@ -79,7 +89,7 @@ def job_manifest(
     req = spec.request
     name = job_name(req.sha256, s.k8s_job_prefix)
     labels = {
-        **SELECTOR,
+        **selector(s),
         "app.kubernetes.io/name": "rlstream",
         RUN_ID_LABEL: label_value(spec.run_id),
         A + "dataset-id": label_value(req.dataset_id),

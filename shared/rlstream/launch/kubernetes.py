@@ -31,13 +31,14 @@ from rlstream.launch.base import (
     plan_run,
 )
 from rlstream.launch.k8s_manifest import (
+    INSTANCE_LABEL,
     RUN_ID_LABEL,
-    SELECTOR,
     SPEC_ANNOTATION,
     default_namespace,
     job_manifest,
     job_name,
     label_value,
+    selector,
 )
 from rlstream.launch.settings import LaunchSettings
 from rlstream.observability.metrics import UNPARSEABLE_JOBS
@@ -138,11 +139,15 @@ def _skip_unparseable(job: Any, e: ValidationError) -> None:
     )
 
 
-def _owned_by(job: Any, spec: RunSpec) -> bool:
-    """Whether an existing Job is this run's: by its run-id label, which every release
-    writes the same way, else by its spec annotation (which another release may have
-    written with other fields: unparseable means unknown, never a crash)."""
-    label = (_get(job, "metadata", "labels") or {}).get(RUN_ID_LABEL)
+def _owned_by(job: Any, spec: RunSpec, release: str | None) -> bool:
+    """Whether an existing Job is this run's: of this release (when there is one), then by
+    its run-id label, which every version writes the same way, else by its spec annotation
+    (which another version may have written with other fields: unparseable means unknown,
+    never a crash)."""
+    labels = _get(job, "metadata", "labels") or {}
+    if release and labels.get(INSTANCE_LABEL) != release:
+        return False  # another release's Job of the same dataset: give it its own prefix
+    label = labels.get(RUN_ID_LABEL)
     if label is not None:
         return bool(label == label_value(spec.run_id))
     raw = (_get(job, "metadata", "annotations") or {}).get(SPEC_ANNOTATION)
@@ -193,7 +198,7 @@ class KubernetesLauncher:
             if e.status.code != 409:
                 raise
             existing = await client.get(Job, name, namespace=self.namespace)
-            if not _owned_by(existing, spec):
+            if not _owned_by(existing, spec, self.settings.k8s_release):
                 raise LaunchError(f"Job {name} exists but belongs to another run") from e
             created = False
             log.info("job already exists: adopted", extra={"job": name, "run_id": spec.run_id})
@@ -209,14 +214,14 @@ class KubernetesLauncher:
         client = self._api()
         while True:
             try:
-                listing = client.list(Job, namespace=self.namespace, labels=SELECTOR)
+                listing = client.list(Job, namespace=self.namespace, labels=selector(self.settings))
                 async for job in listing:
                     await self._report(on_update, job)
                 version = listing.resourceVersion
                 async for op, job in client.watch(
                     Job,
                     namespace=self.namespace,
-                    labels=SELECTOR,
+                    labels=selector(self.settings),
                     resource_version=version,
                     server_timeout=self.settings.k8s_watch_timeout_s,
                 ):

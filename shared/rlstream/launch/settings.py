@@ -46,6 +46,12 @@ class LaunchSettings(Settings):
         default=None, description="None: in-cluster config, else ~/.kube/config"
     )
     k8s_job_prefix: str = Field(default="rlstream-train-", pattern=r"^[a-z0-9]([a-z0-9-]*)$")
+    k8s_release: str | None = Field(
+        default=None,
+        max_length=63,
+        description="the Helm release: Jobs carry app.kubernetes.io/instance=<release> (the "
+        "chart's NetworkPolicy selects it) and the watcher follows only this release's Jobs",
+    )
     k8s_image: str = "rlstream-gpu:latest"
     k8s_image_pull_policy: Literal["Always", "IfNotPresent", "Never"] = "IfNotPresent"
     k8s_service_account: str | None = Field(

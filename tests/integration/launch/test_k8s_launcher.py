@@ -313,3 +313,43 @@ async def test_follower_skips_a_job_whose_spec_does_not_parse(
     assert "does not parse" in caplog.text and "re-listing" not in caplog.text
     await launcher.close()
     await client.close()
+
+
+async def test_two_releases_in_one_namespace_follow_only_their_own_jobs(kube: Any) -> None:
+    """Each release's watcher selects app.kubernetes.io/instance=<release>: a Job of the
+    other release is never reported (before, both adopted each other's runs), and a
+    same-dataset Job of the other release is refused, not adopted."""
+    from rlstream.launch import LaunchError
+
+    client = admin(kube)
+    ns = await namespace(client)
+    a = KubernetesLauncher(_settings(ns, kube.kubeconfig, k8s_release="rel-a"))
+    b = KubernetesLauncher(
+        _settings(ns, kube.kubeconfig, k8s_release="rel-b", k8s_job_prefix="rel-b-train-")
+    )
+    spec_a = plan_run(_request("release a"), runs_dir=a.settings.runs_path())
+    spec_b = plan_run(_request("release b"), runs_dir=b.settings.runs_path())
+    await a.launch(spec_a)
+    await b.launch(spec_b)
+    seen: list[RunUpdate] = []
+
+    async def on_update(u: RunUpdate) -> None:
+        seen.append(u)
+
+    follow = asyncio.create_task(a.follow(on_update, retry_s=0.1))
+    await asyncio.sleep(0.5)
+    await finish(client, job_name(spec_b.request.sha256, "rel-b-train-"), ns, ok=True)
+    await finish(client, job_name(spec_a.request.sha256), ns, ok=True)
+    for _ in range(100):
+        if seen:
+            break
+        await asyncio.sleep(0.1)
+    follow.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await follow
+    assert {u.run_id for u in seen} == {spec_a.run_id}
+    same = KubernetesLauncher(_settings(ns, kube.kubeconfig, k8s_release="rel-b"))
+    with pytest.raises(LaunchError, match="belongs to another run"):
+        await same.launch(spec_a)  # rel-a's Job name, same prefix: not adopted
+    for x in (a, b, same, client):
+        await x.close()

@@ -266,3 +266,19 @@ def test_job_env_carries_the_image_digest_of_a_pinned_reference() -> None:
     env = _manifest(k8s_image=image)["spec"]["template"]["spec"]["containers"][0]["env"]
     assert {"name": "RLSTREAM_IMAGE", "value": image} in env
     assert {"name": "RLSTREAM_IMAGE_DIGEST", "value": digest} in env
+
+
+def test_a_release_labels_the_job_and_its_pods_and_narrows_the_watch() -> None:
+    """The chart's NetworkPolicy selects app.kubernetes.io/instance: training pods without
+    it were unrestricted (issue 19)."""
+    from rlstream.launch.k8s_manifest import INSTANCE_LABEL, SELECTOR, selector
+
+    s = LaunchSettings(k8s_release="rls", k8s_namespace="ml")
+    spec = plan_run(_request(), runs_dir=s.runs_path())
+    job = job_manifest(spec, s)
+    pod_labels = job["spec"]["template"]["metadata"]["labels"]
+    assert job["metadata"]["labels"][INSTANCE_LABEL] == pod_labels[INSTANCE_LABEL] == "rls"
+    assert selector(s) == {**SELECTOR, INSTANCE_LABEL: "rls"}
+    plain = LaunchSettings(k8s_namespace="ml")
+    assert INSTANCE_LABEL not in job_manifest(spec, plain)["metadata"]["labels"]
+    assert selector(plain) == SELECTOR

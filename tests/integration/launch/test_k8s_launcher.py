@@ -25,6 +25,20 @@ from rlstream.training import TrainConfig
 pytestmark = pytest.mark.k8s
 
 
+async def _until(cond: Any, tries: int = 100) -> None:
+    """Wait (0.1 s steps) until ``cond()`` holds, at most ``tries`` times."""
+    for _ in range(tries):
+        if cond():
+            return
+        await asyncio.sleep(0.1)
+
+
+async def _stop(task: asyncio.Task[Any]) -> None:
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
 def _request(seed: str) -> LaunchRequest:
     sha = hashlib.sha256(seed.encode()).hexdigest()
     return LaunchRequest(
@@ -174,13 +188,8 @@ async def test_chart_launcher_service_account_scope(
     follow = asyncio.create_task(launcher.follow(on_update))  # list + watch: allowed
     await asyncio.sleep(0.5)
     await start(client, job_name(spec.request.sha256), ns)  # seen through the SA's watch
-    for _ in range(100):
-        if seen:
-            break
-        await asyncio.sleep(0.1)
-    follow.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await follow
+    await _until(lambda: seen)
+    await _stop(follow)
     assert [u.state for u in seen] == ["started"] and seen[0].run_id == spec.run_id
     sa_client = AsyncClient(KubeConfig.from_file(cfg))
     with pytest.raises(ApiError) as e1:
@@ -245,18 +254,10 @@ async def test_follower_relists_after_410_gone(kube: Any, caplog: pytest.LogCapt
 
     caplog.set_level("INFO", logger="rlstream.launch.kubernetes")
     follow = asyncio.create_task(launcher.follow(on_update, retry_s=0.1))
-    for _ in range(100):
-        if len(flaky.watches) >= 2:
-            break
-        await asyncio.sleep(0.1)
+    await _until(lambda: len(flaky.watches) >= 2)
     await finish(client, job_name(spec.request.sha256), ns, ok=True)
-    for _ in range(100):
-        if seen:
-            break
-        await asyncio.sleep(0.1)
-    follow.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await follow
+    await _until(lambda: seen)
+    await _stop(follow)
     assert len(flaky.watches) >= 2 and all(flaky.watches)  # each watch from a fresh list
     assert "410 Gone" in caplog.text
     assert [u.state for u in seen] == ["succeeded"]
@@ -295,19 +296,11 @@ async def test_follower_skips_a_job_whose_spec_does_not_parse(
     before = skipped()
     caplog.set_level("INFO", logger="rlstream.launch.kubernetes")
     follow = asyncio.create_task(launcher.follow(on_update, retry_s=0.1))
-    for _ in range(100):  # listed once: skipped
-        if skipped() > before:
-            break
-        await asyncio.sleep(0.1)
+    await _until(lambda: skipped() > before)  # listed once: skipped
     await finish(client, old["metadata"]["name"], ns, ok=True)  # a watch event: skipped
     await finish(client, job_name(spec.request.sha256), ns, ok=True)
-    for _ in range(100):
-        if seen:
-            break
-        await asyncio.sleep(0.1)
-    follow.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await follow
+    await _until(lambda: seen)
+    await _stop(follow)
     assert [(u.run_id, u.state) for u in seen] == [(spec.run_id, "succeeded")]
     assert skipped() == before + 2  # once listed, once watched: never re-listed
     assert "does not parse" in caplog.text and "re-listing" not in caplog.text
@@ -340,13 +333,8 @@ async def test_two_releases_in_one_namespace_follow_only_their_own_jobs(kube: An
     await asyncio.sleep(0.5)
     await finish(client, job_name(spec_b.request.sha256, "rel-b-train-"), ns, ok=True)
     await finish(client, job_name(spec_a.request.sha256), ns, ok=True)
-    for _ in range(100):
-        if seen:
-            break
-        await asyncio.sleep(0.1)
-    follow.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await follow
+    await _until(lambda: seen)
+    await _stop(follow)
     assert {u.run_id for u in seen} == {spec_a.run_id}
     same = KubernetesLauncher(_settings(ns, kube.kubeconfig, k8s_release="rel-b"))
     with pytest.raises(LaunchError, match="belongs to another run"):

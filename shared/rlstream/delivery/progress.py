@@ -69,9 +69,9 @@ class Progress:
                 continue
             if hw is not None and hw > offset:
                 out.append((topic, part, offset, now - at))
-        if after_s == self.stall_after_s:
+        if after_s == self.stall_after_s:  # the readiness probe's call sets the gauges
             STALLED_PARTITIONS.labels(self.service).set(len(out))
-        STALL_SECONDS.labels(self.service).set(max((s for *_, s in out), default=0.0))
+            STALL_SECONDS.labels(self.service).set(max((s for *_, s in out), default=0.0))
         return out
 
     def check(self) -> str | None:

@@ -58,8 +58,8 @@ STALLED_PARTITIONS = Gauge(
 )
 STALL_SECONDS = Gauge(
     "rlstream_partition_stall_seconds",
-    "Longest time a partition with waiting records has gone without a commit (read at the "
-    "last health probe); past unhealthy_after_s /healthz fails",
+    "Longest time a stalled partition (waiting records, no commit for stall_after_s) has "
+    "gone without a commit, at the last readiness probe; past unhealthy_after_s /healthz fails",
     ["service"],
 )
 PRODUCER_RENEWALS = Counter(

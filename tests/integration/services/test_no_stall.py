@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import re
 import time
 from typing import Any
 
@@ -215,7 +216,7 @@ def test_a_stalled_partition_turns_healthz_unhealthy_within_the_setting(make_sta
     st = make_stack(rlstream_stall_after_s="1", rlstream_unhealthy_after_s="6")
     (ingest,) = st.start("ingest")
 
-    async def hold_and_watch() -> tuple[float, str, int]:
+    async def hold_and_watch() -> tuple[float, str, int, str]:
         conn = await asyncpg.connect(st.dsn)
         tr = conn.transaction()
         await tr.start()
@@ -226,19 +227,22 @@ def test_a_stalled_partition_turns_healthz_unhealthy_within_the_setting(make_sta
             while time.monotonic() - t0 < 60:
                 status, body = await asyncio.to_thread(ingest.http, "/healthz")
                 if status == 503:
-                    return time.monotonic() - t0, body, status
+                    took = time.monotonic() - t0
+                    await asyncio.to_thread(ingest.http, "/readyz")  # what sets the gauges
+                    _, metrics = await asyncio.to_thread(ingest.http, "/metrics")
+                    return took, body, status, metrics
                 await asyncio.sleep(0.5)
-            return time.monotonic() - t0, "", 200
+            return time.monotonic() - t0, "", 200, ""
         finally:
             await tr.rollback()
             await conn.close()
 
-    took, body, status = asyncio.run(hold_and_watch())
+    took, body, status, metrics = asyncio.run(hold_and_watch())
     assert status == 503, ingest.tail()
     assert f"partition {st.topic(topics.CONVERSATIONS_RAW)}/0 stuck at offset 0" in body
     assert took < 6 + 10  # the setting, plus a probe interval and a batch's start
-    _, metrics = ingest.http("/metrics")
-    assert "rlstream_partition_stall_seconds{" in metrics
+    stall = re.search(r'rlstream_partition_stall_seconds\{service="ingest"\} ([0-9.e+]+)', metrics)
+    assert stall is not None and float(stall.group(1)) >= 6, metrics[-2000:]
     assert wait_until(lambda: count(st.dsn, "SELECT count(*) FROM transcripts") >= 20, 60)
     assert wait_until(lambda: ingest.http("/healthz")[0] == 200, 30)
 

@@ -79,9 +79,29 @@ def succeeded_run(
     return run_id.encode(), ev.dump_json()
 
 
+def library_evaluator(st: Any, tmp: Path, **env: str) -> tuple[Any, Path, Path]:
+    """A started evaluator running the library's own evaluation with a prose sampler
+    (``evaluator_stub:evaluate_library``), greedy, one sample: (process, stub dir, reports)."""
+    stub, reports = tmp / "stub", tmp / "reports"
+    ev = st.service(
+        "evaluator",
+        RLSTREAM_EVALUATE_FUNCTION="evaluator_stub:evaluate_library",
+        RLSTREAM_REPORTS_DIR=str(reports),
+        RLSTREAM_EVAL_K="1",
+        RLSTREAM_EVAL_GREEDY="true",
+        PYTHONPATH=str(Path(__file__).resolve().parent),
+        STUB_DIR=str(stub),
+        **env,
+    )
+    ev.start()
+    ev.wait_ready()
+    return ev, stub, reports
+
+
 __all__ = [
     "count",
     "dlq_codes",
+    "library_evaluator",
     "no_rollout_in_two_datasets",
     "pg",
     "run_output",

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from evaluator_stub import calls
-from helpers import run_output, succeeded_run
+from helpers import library_evaluator, run_output, succeeded_run
 
 from rlstream.events import EvaluationEvent, topics
 from rlstream.grading import RewardSpec
@@ -25,7 +25,6 @@ from rlstream_testkit.stack import Stack, produce, read_topic, wait_for_count
 
 pytestmark = [pytest.mark.kafka, pytest.mark.postgres, pytest.mark.redis]
 
-HERE = Path(__file__).resolve().parent
 SHARE = 0.25
 
 
@@ -98,18 +97,7 @@ def test_a_reward_version_bump_keeps_the_split_and_the_evaluator_still_decides(
     ]  # fmt: skip
     assert held[0] and held[0] == held[1]  # the bump did not re-draw the split
 
-    stub, reports = tmp_path / "stub", tmp_path / "reports"
-    ev = st.service(
-        "evaluator",
-        RLSTREAM_EVALUATE_FUNCTION="evaluator_stub:evaluate_library",
-        RLSTREAM_REPORTS_DIR=str(reports),
-        RLSTREAM_EVAL_K="1",
-        RLSTREAM_EVAL_GREEDY="true",
-        PYTHONPATH=str(HERE),
-        STUB_DIR=str(stub),
-    )
-    ev.start()
-    ev.wait_ready()
+    ev, stub, reports = library_evaluator(st, tmp_path)
     records = [
         succeeded_run("run-v2", agent, ids[v2.spec_id], v2.spec_id, run_output(tmp_path, "run-v2")),
         succeeded_run(

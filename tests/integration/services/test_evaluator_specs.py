@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from evaluator_stub import calls
-from helpers import pg, run_output, succeeded_run
+from helpers import library_evaluator, pg, run_output, succeeded_run
 
 from rlstream.errors import ConfigError
 from rlstream.events import EvaluationEvent, topics
@@ -27,7 +27,6 @@ from rlstream_testkit.stack import Stack, produce, read_topic, wait_for_count
 
 pytestmark = [pytest.mark.kafka, pytest.mark.postgres, pytest.mark.redis]
 
-HERE = Path(__file__).resolve().parent
 AGENT = "support-bot"
 REWARDS = f"""agents:
   {AGENT}:
@@ -75,19 +74,7 @@ def test_a_spec_with_options_is_evaluated_and_an_unbuildable_one_is_a_recorded_f
             await store.close()
 
     dataset_id = asyncio.run(seed())
-    stub, reports = tmp_path / "stub", tmp_path / "reports"
-    ev = st.service(
-        "evaluator",
-        RLSTREAM_EVALUATE_FUNCTION="evaluator_stub:evaluate_library",
-        RLSTREAM_REWARD_CONFIG=str(rewards),
-        RLSTREAM_REPORTS_DIR=str(reports),
-        RLSTREAM_EVAL_K="1",
-        RLSTREAM_EVAL_GREEDY="true",
-        PYTHONPATH=str(HERE),
-        STUB_DIR=str(stub),
-    )
-    ev.start()
-    ev.wait_ready()
+    ev, stub, reports = library_evaluator(st, tmp_path, RLSTREAM_REWARD_CONFIG=str(rewards))
     records = [
         succeeded_run(
             "run-opts", AGENT, dataset_id, spec.spec_id, run_output(tmp_path, "run-opts")

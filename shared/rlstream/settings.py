@@ -20,6 +20,31 @@ class Settings(BaseSettings):
     kafka_bootstrap: str = "127.0.0.1:9092"
     kafka_client_id: str = "rlstream"
     max_message_bytes: int = 4 * 1024 * 1024
+    # --- Kafka security (issue 19): read by rlstream.delivery.kafka_security, which every
+    # Kafka client (consumer, producers, admin, CLI) builds its connection options from.
+    kafka_security_protocol: str = Field(
+        default="PLAINTEXT", description="PLAINTEXT | SSL | SASL_PLAINTEXT | SASL_SSL"
+    )
+    kafka_sasl_mechanism: str = Field(
+        default="PLAIN", description="PLAIN | SCRAM-SHA-256 | SCRAM-SHA-512 | OAUTHBEARER"
+    )
+    kafka_sasl_username: str | None = None
+    kafka_sasl_password: SecretStr | None = None
+    kafka_sasl_password_file: Path | None = Field(
+        default=None, description="file holding the SASL password (a mounted Secret)"
+    )
+    kafka_ssl_cafile: Path | None = Field(
+        default=None, description="CA bundle (PEM) the broker certificate must chain to"
+    )
+    kafka_ssl_certfile: Path | None = Field(default=None, description="client cert (mTLS)")
+    kafka_ssl_keyfile: Path | None = Field(default=None, description="client key (mTLS)")
+    kafka_ssl_key_password: SecretStr | None = None
+    kafka_ssl_check_hostname: bool = True
+    kafka_oauth_token_provider: str | None = Field(
+        default=None,
+        description="module:attr of an aiokafka AbstractTokenProvider (class or factory)",
+    )
+    # --- end Kafka security
     postgres_dsn: SecretStr | None = Field(
         default=None, description="None: start the embedded PostgreSQL under data_dir"
     )

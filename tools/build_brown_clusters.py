@@ -7,7 +7,7 @@ Kept: the words the tagger can meet in its lists or its training data (the censu
 ordinary-word, SCOWL size 70, proper-noun and place lists, and every token of
 ``tools/data/ner``): 232,932 words, 1 MB gzip, ~25 MB in memory instead of ~60 MB for all.
 
-    curl -O https://repo1.maven.org/maven2/edu/emory/mathcs/nlp/nlp4j-english/1.1.3/nlp4j-english-1.1.3.jar
+    mvn -q dependency:copy -Dartifact=edu.emory.mathcs.nlp:nlp4j-english:1.1.3 -DoutputDirectory=.
     unzip -j nlp4j-english-1.1.3.jar 'edu/emory/mathcs/nlp/lexica/en-brown-clusters-simplified-lowercase.xz'
     javac -cp xz-1.5.jar tools/brown/DumpBrown.java -d /tmp/brown   # org.tukaani:xz:1.5
     java -cp xz-1.5.jar:/tmp/brown DumpBrown en-brown-clusters-simplified-lowercase.xz /tmp/brown/en

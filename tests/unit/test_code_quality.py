@@ -41,3 +41,42 @@ def test_test_module_basenames_are_unique() -> None:
     names = Counter(p.name for p in (ROOT / "tests").rglob("*.py") if p.name != "conftest.py")
     names.pop("__init__.py", None)
     assert [n for n, c in names.items() if c > 1] == []
+
+
+# Package and model hosts, spelled in pieces so this file does not name them itself.
+_HOSTS = [
+    ".".join(parts)
+    for parts in (
+        ("pypi", "org"),
+        ("files", "pythonhosted", "org"),
+        ("proxy", "golang", "org"),
+        ("sum", "golang", "org"),
+        ("repo1", "maven", "org"),
+        ("repo", "maven", "apache", "org"),
+        ("deb", "debian", "org"),
+        ("security", "debian", "org"),
+        ("download", "pytorch", "org"),
+        ("huggingface", "co"),
+        ("registry", "npmjs", "org"),
+        ("static", "crates", "io"),
+        ("dl", "google", "com"),
+        ("registry", "k8s", "io"),
+    )
+]
+
+
+def test_no_package_host_is_named_in_the_repo() -> None:
+    """Every download goes through its client's configured default (pip, mvn, GOPROXY, the
+    machine's apt sources), so a mirror or a proxy set by the user is always honoured."""
+    files = _run("git", "ls-files", "-z").stdout.split("\0")
+    hits = []
+    for name in filter(None, files):
+        path = ROOT / name
+        if name.startswith("tests/golden/") or not path.is_file():
+            continue
+        try:
+            text = path.read_text(encoding="utf-8").lower()
+        except (UnicodeDecodeError, OSError):
+            continue
+        hits += [f"{name}: {h}" for h in _HOSTS if h in text]
+    assert hits == []

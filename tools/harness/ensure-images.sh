@@ -11,9 +11,13 @@ cd "$RLSTREAM_ROOT"
 
 SUITE=bookworm
 BASE_PKGS="python3,python3-venv,ca-certificates"
-MIRROR="${DEBIAN_MIRROR:-$(awk '/^URIs:/{print $2; exit} /^deb /{print $2; exit}' \
+# The machine's own apt source (no mirror is named here): DEBIAN_MIRROR, else the first
+# Debian archive apt itself is configured with.
+MIRROR="${DEBIAN_MIRROR:-$(apt-get indextargets --format '$(REPO_URI)' 2>/dev/null \
+  | grep -v -- '-security' | sort -u | head -1)}"
+MIRROR="${MIRROR:-$(awk '/^URIs:/{print $2; exit} /^deb /{print $2; exit}' \
   /etc/apt/sources.list.d/debian.sources /etc/apt/sources.list 2>/dev/null | head -1)}"
-MIRROR="${MIRROR:-http://deb.debian.org/debian}"
+[[ -n "$MIRROR" ]] || { echo "[images] no Debian apt source configured: set DEBIAN_MIRROR" >&2; exit 1; }
 IMG="$CACHE/images"
 mkdir -p "$IMG"
 trap docker_down EXIT

@@ -1,5 +1,5 @@
 // pause: the pod sandbox process for the harness's containerd (no registry to pull
-// registry.k8s.io/pause from). It sleeps until SIGTERM/SIGINT and reaps zombies.
+// the upstream pause image from). It sleeps until SIGTERM/SIGINT and reaps zombies.
 package main
 
 import (

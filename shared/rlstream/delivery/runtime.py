@@ -41,6 +41,11 @@ class ServiceSettings(Settings):
     health_host: str = "0.0.0.0"
     health_port: int = Field(default=8080, description="-1 disables the HTTP endpoint")
     pg_pool_max: int = 4
+    migrate_on_start: bool = Field(
+        default=True,
+        description="apply pending migrations at start; false (the chart's migration hook "
+        "Job runs them) only checks, and a schema behind or newer than the code is refused",
+    )
     redis_namespace: str = "rlstream"
     topic_prefix: str = Field(default="", description="prepended to every topic (tenancy, tests)")
     producer_compression: Literal["none", "lz4", "zstd", "gzip", "snappy"] = Field(
@@ -116,11 +121,11 @@ class Runtime:
             self._profiler.enable()
         if s.health_port >= 0:
             self.health_port = await self.health.start(s.health_host, s.health_port)
-        from rlstream.storage import Store, upgrade
+        from rlstream.storage import Store, prepare_schema
         from rlstream.storage.embedded import resolve_dsn
 
         dsn = resolve_dsn(s)
-        await upgrade(dsn)
+        await prepare_schema(dsn, migrate=s.migrate_on_start)
         self.store = await Store.connect(dsn, max_size=s.pg_pool_max)
         if s.redis_url is not None:
             from rlstream.storage import RedisState

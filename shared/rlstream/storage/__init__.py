@@ -23,7 +23,15 @@ from rlstream.storage.errors import (
     UnredactedTranscriptError,
 )
 from rlstream.storage.locks import Lock
-from rlstream.storage.migrate import current, latest_version, upgrade
+from rlstream.storage.migrate import (
+    SchemaBehindError,
+    SchemaNewerError,
+    check_schema,
+    current,
+    latest_version,
+    prepare_schema,
+    upgrade,
+)
 from rlstream.storage.neardup import NearDupIndex, hamming, simhash64
 from rlstream.storage.rebuild import RebuildReport, rebuild_from_postgres
 from rlstream.storage.records import (
@@ -66,15 +74,19 @@ __all__ = [
     "RebuildReport",
     "RedisState",
     "RunRecord",
+    "SchemaBehindError",
+    "SchemaNewerError",
     "Store",
     "TurnBuffer",
     "Unchecked",
     "UnknownRecordError",
     "UnredactedTranscriptError",
+    "check_schema",
     "current",
     "ensure_runtime_dir",
     "hamming",
     "latest_version",
+    "prepare_schema",
     "rebuild_from_postgres",
     "resolve_dsn",
     "rollout_features",

@@ -3,6 +3,12 @@
 Each file runs once, in its own transaction, recorded in ``schema_migrations`` with its
 sha256. A session-level advisory lock serialises concurrent ``upgrade`` calls, so several
 services starting at once apply each migration exactly once.
+
+Migrations only go forward. A database carrying a migration this code does not know (a
+newer release migrated it; this is a rollback) is refused with one line rather than used:
+the old code would read and write tables whose meaning changed. Where migrations run as a
+deployment step (the chart's hook Job), services call :func:`prepare_schema` with
+``migrate=False`` and only check.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from importlib import resources
 
 import asyncpg
 
+from rlstream.errors import ConfigError
 from rlstream.storage.errors import MigrationError
 
 #: arbitrary, fixed key for pg_advisory_lock (ASCII "rlstrmig")
@@ -63,11 +70,36 @@ async def _applied(conn: asyncpg.Connection) -> dict[int, str]:
     return {int(r["version"]): str(r["sha256"]) for r in rows}
 
 
+class SchemaNewerError(ConfigError):
+    """The database holds migrations this code does not know: a newer release migrated it."""
+
+    code = "schema_newer"
+
+
+class SchemaBehindError(ConfigError):
+    """Migrations are pending and this process was told not to apply them."""
+
+    code = "schema_behind"
+
+
+def _refuse_unknown(applied: dict[int, str], known: list[Migration]) -> None:
+    unknown = sorted(set(applied) - {m.version for m in known})
+    if unknown:
+        newest = known[-1].version if known else 0
+        raise SchemaNewerError(
+            f"database schema is newer than this code: migration(s) "
+            f"{', '.join(f'{v:04d}' for v in unknown)} applied, this code knows up to "
+            f"{newest:04d}; run the release that applied them, or restore the database "
+            "(docs/deploy.md, rollback)"
+        )
+
+
 async def upgrade(dsn: str) -> list[int]:
     """Apply every pending migration; return the versions this call applied.
 
-    Refuses to run when an applied migration's file no longer matches its recorded hash:
-    editing history silently would make two databases with the same version differ.
+    Refuses to run when an applied migration's file no longer matches its recorded hash
+    (editing history silently would make two databases with the same version differ), and
+    when the database holds a migration this code does not know (:class:`SchemaNewerError`).
     """
     conn = await asyncpg.connect(dsn)
     try:
@@ -75,8 +107,10 @@ async def upgrade(dsn: str) -> list[int]:
         try:
             await conn.execute(_BOOTSTRAP)
             applied = await _applied(conn)
+            known = load_migrations()
+            _refuse_unknown(applied, known)
             done: list[int] = []
-            for mig in load_migrations():
+            for mig in known:
                 if mig.version in applied:
                     if applied[mig.version] != mig.sha256:
                         raise MigrationError(
@@ -118,3 +152,42 @@ async def current(dsn: str) -> int | None:
 def latest_version() -> int:
     """The version ``upgrade`` would bring a database to."""
     return load_migrations()[-1].version
+
+
+async def check_schema(dsn: str) -> int:
+    """Refuse a database that is not exactly at this code's version; return the version.
+
+    For processes that must not migrate (the chart's hook Job does it before they start).
+    """
+    conn = await asyncpg.connect(dsn)
+    try:
+        applied = await _applied(conn)
+    finally:
+        await conn.close()
+    known = load_migrations()
+    _refuse_unknown(applied, known)
+    pending = [m for m in known if m.version not in applied]
+    if pending:
+        have = max(applied) if applied else None
+        raise SchemaBehindError(
+            f"database schema is at {'none' if have is None else f'{have:04d}'}, this code "
+            f"needs {known[-1].version:04d} and RLSTREAM_MIGRATE_ON_START is false: run "
+            "`rlstream db upgrade` (the chart's migration hook Job) first"
+        )
+    for mig in known:
+        if applied[mig.version] != mig.sha256:
+            raise MigrationError(
+                f"migration {mig.version:04d}_{mig.name} changed after it was applied"
+            )
+    return known[-1].version
+
+
+async def prepare_schema(dsn: str, *, migrate: bool = True) -> None:
+    """At a service's start: apply pending migrations, or (``migrate=False``) only check.
+
+    Either way a schema newer than this code stops the start with one line.
+    """
+    if migrate:
+        await upgrade(dsn)
+    else:
+        await check_schema(dsn)

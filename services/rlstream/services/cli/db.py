@@ -19,6 +19,7 @@ from rlstream.storage import (
     start_embedded_postgres,
     upgrade,
 )
+from rlstream.storage.embedded import resolve_dsn
 
 app = typer.Typer(
     name="db",
@@ -38,13 +39,16 @@ def _dsn(dsn: str | None, data_dir: Path | None, settings: Settings) -> str:
         return dsn
     if settings.postgres_dsn is not None:
         return settings.postgres_dsn.get_secret_value()
+    if settings.require_postgres_dsn:  # the chart's hook Job: never migrate a private DB
+        return resolve_dsn(settings)  # raises the ConfigError naming the missing key
     return start_embedded_postgres(data_dir or settings.data_dir)
 
 
 @app.command("upgrade")
 @friendly_errors
 def upgrade_cmd(dsn: str | None = DsnOpt, data_dir: Path | None = DataDirOpt) -> None:
-    """Apply pending migrations (safe to run from several processes at once)."""
+    """Apply pending migrations (safe to run from several processes at once; the chart's
+    pre-install/pre-upgrade hook Job runs this). A schema newer than this code is refused."""
     target = _dsn(dsn, data_dir, load_settings())
     applied = asyncio.run(upgrade(target))
     version = asyncio.run(current(target))

@@ -168,11 +168,11 @@ async def run(args: argparse.Namespace, settings: TrainerSettings) -> int:
     except BadConfig as e:
         log.error("bad configuration: %s", e)
         return EXIT_BAD_CONFIG
-    from rlstream.storage import Store, upgrade
+    from rlstream.storage import Store, prepare_schema
     from rlstream.storage.embedded import resolve_dsn
 
     dsn = resolve_dsn(settings)
-    await upgrade(dsn)
+    await prepare_schema(dsn, migrate=settings.migrate_on_start)
     store = await Store.connect(dsn, max_size=2)
     publish = _Publisher(settings)
     await publish.start()

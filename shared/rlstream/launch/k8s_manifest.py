@@ -9,7 +9,9 @@ creates. Choices (see docs/training.md and the design notes on Job practice):
   at once, a disruption (preemption, node drain) does not count against ``backoffLimit``;
 * ``activeDeadlineSeconds`` is the hard time cap; ``ttlSecondsAfterFinished`` garbage
   collects the Job after the watcher has had ample time to read its status;
-* ``/dev/shm`` is an in-memory emptyDir (the 64 MiB default breaks NCCL and Ray).
+* ``/dev/shm`` is an in-memory emptyDir (the 64 MiB default breaks NCCL and Ray);
+* the cluster's own additions (pull secrets, CA volume, priority class, affinity, extra
+  env) come from ``k8s_*`` settings the chart renders, never from the run's request.
 """
 
 from __future__ import annotations
@@ -117,6 +119,8 @@ def job_manifest(
         volumes.append(
             {"name": "artifacts", "persistentVolumeClaim": {"claimName": s.k8s_artifact_pvc}}
         )
+    mounts += [dict(m) for m in s.k8s_extra_volume_mounts]
+    volumes += [dict(v) for v in s.k8s_extra_volumes]
     # No RLSTREAM_MODELS_DIR: the trainer images set it to the base model they converted at
     # build time (read-only, pinned by the image digest), so a pod never converts one.
     env: list[dict[str, Any]] = [
@@ -125,12 +129,14 @@ def job_manifest(
         {"name": "HF_HOME", "value": f"{mount}/hf"},
         {"name": "RLSTREAM_LAUNCHER_NAME", "value": "kubernetes"},
         *image_env(s.k8s_image),
+        *(dict(e) for e in s.k8s_extra_env),
     ]
     env_from: list[dict[str, Any]] = []
     if s.k8s_env_configmap:
         env_from.append({"configMapRef": {"name": s.k8s_env_configmap}})
     if s.k8s_env_secret:
         env_from.append({"secretRef": {"name": s.k8s_env_secret}})
+    env_from += [dict(e) for e in s.k8s_extra_env_from]
     container: dict[str, Any] = {
         "name": CONTAINER,
         "image": s.k8s_image,
@@ -167,6 +173,10 @@ def job_manifest(
         pod["nodeSelector"] = dict(s.k8s_node_selector)
     if s.k8s_tolerations:
         pod["tolerations"] = [dict(t) for t in s.k8s_tolerations]
+    _cluster_additions(pod, s)
+    template_meta: dict[str, Any] = {"labels": {**s.k8s_pod_labels, **labels}}
+    if s.k8s_pod_annotations:
+        template_meta["annotations"] = dict(s.k8s_pod_annotations)
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -196,6 +206,18 @@ def job_manifest(
                     },
                 ]
             },
-            "template": {"metadata": {"labels": labels}, "spec": pod},
+            "template": {"metadata": template_meta, "spec": pod},
         },
     }
+
+
+def _cluster_additions(pod: dict[str, Any], s: LaunchSettings) -> None:
+    """Pull secrets, priority class, affinity and spread, as the services' pods get them."""
+    if s.k8s_image_pull_secrets:
+        pod["imagePullSecrets"] = [{"name": n} for n in s.k8s_image_pull_secrets]
+    if s.k8s_priority_class:
+        pod["priorityClassName"] = s.k8s_priority_class
+    if s.k8s_affinity:
+        pod["affinity"] = dict(s.k8s_affinity)
+    if s.k8s_topology_spread:
+        pod["topologySpreadConstraints"] = [dict(t) for t in s.k8s_topology_spread]

@@ -80,6 +80,37 @@ class LaunchSettings(Settings):
         default=None, description="Secret passed to the trainer as envFrom (DSNs)"
     )
     k8s_run_as_user: int = 10001
+    # What a company cluster adds to every pod (the chart renders these from its values, so
+    # the GPU Job gets the services' registry credentials, CA volume and scheduling rules).
+    k8s_image_pull_secrets: list[str] = Field(
+        default_factory=list, description="JSON list of Secret names (private registries)"
+    )
+    k8s_priority_class: str | None = Field(default=None, description="priorityClassName")
+    k8s_affinity: dict[str, JsonValue] = Field(
+        default_factory=dict, description="JSON: the pod's affinity"
+    )
+    k8s_topology_spread: list[dict[str, JsonValue]] = Field(
+        default_factory=list, description="JSON list: topologySpreadConstraints"
+    )
+    k8s_pod_labels: dict[str, str] = Field(
+        default_factory=dict, description="JSON: extra pod labels (never the selector's)"
+    )
+    k8s_pod_annotations: dict[str, str] = Field(
+        default_factory=dict, description="JSON: pod annotations (e.g. a sidecar opt-out)"
+    )
+    k8s_extra_env: list[dict[str, JsonValue]] = Field(
+        default_factory=list,
+        description="JSON list of EnvVar objects (e.g. valueFrom.secretKeyRef per key)",
+    )
+    k8s_extra_env_from: list[dict[str, JsonValue]] = Field(
+        default_factory=list, description="JSON list of EnvFromSource objects"
+    )
+    k8s_extra_volumes: list[dict[str, JsonValue]] = Field(
+        default_factory=list, description="JSON list of Volume objects (e.g. a CA Secret)"
+    )
+    k8s_extra_volume_mounts: list[dict[str, JsonValue]] = Field(
+        default_factory=list, description="JSON list of the trainer container's VolumeMounts"
+    )
     k8s_watch_timeout_s: int = Field(default=300, ge=5, description="server-side watch timeout")
 
     # ---- budget (rlstream.launch.budget) ----------------------------------------------

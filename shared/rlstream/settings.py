@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+from typing import Self, TypeVar
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from rlstream.errors import ConfigError
+from rlstream.settings_check import check_environment
 
 
 class Settings(BaseSettings):
     """Process-wide configuration. Nested values use ``__`` (``RLSTREAM_KAFKA__...`` style
     is avoided on purpose: every knob is one flat, documented variable)."""
 
+    # extra="ignore" because one environment serves every service's class; unknown
+    # RLSTREAM_* names are refused by the validator below (rlstream.settings_check).
     model_config = SettingsConfigDict(
         env_prefix="RLSTREAM_", frozen=True, extra="ignore", env_file=None
     )
@@ -54,7 +61,24 @@ class Settings(BaseSettings):
         "PostgreSQL (the chart sets it when a Secret is given: a misnamed key must not "
         "leave each pod with a database of its own)",
     )
-    redis_url: SecretStr | None = None
+    embedded_postgres: bool = Field(
+        default=False,
+        description="let a service (ingest, grader, curator, evaluator) without postgres_dsn "
+        "start an embedded PostgreSQL under data_dir: a one-pod demo only (the CLI and the "
+        "batch pipeline always may)",
+    )
+    postgres_ssl_rootcert: Path | None = Field(
+        default=None,
+        description="CA bundle (PEM) the server certificate must chain to; added to the DSN "
+        "as sslrootcert, with sslmode=verify-full unless the DSN names an sslmode",
+    )
+    redis_url: SecretStr | None = Field(
+        default=None,
+        description="redis://[user:password@]host:port/db, or rediss:// for TLS",
+    )
+    redis_ssl_cafile: Path | None = Field(
+        default=None, description="CA bundle (PEM) a rediss:// server must chain to"
+    )
     redis_idempotency_ttl_s: int = 7 * 24 * 3600
     task_key_field: str | None = None
     pass_threshold: float | None = None
@@ -67,7 +91,31 @@ class Settings(BaseSettings):
     log_json: bool = True
     log_level: str = "INFO"
 
+    @model_validator(mode="after")
+    def _known_environment(self) -> Self:
+        check_environment(Settings.model_fields)
+        return self
+
+
+S = TypeVar("S", bound=Settings)
+
 
 def load_settings() -> Settings:
     """Read the environment once. Call at startup and pass the object down."""
     return Settings()
+
+
+def startup_settings(cls: type[S]) -> S:
+    """A deployable's settings, read at its start: a bad environment (an unknown or
+    invalid ``RLSTREAM_*`` variable) is one line on stderr and exit code 2, the line a
+    pod's log shows, instead of a traceback from the import of the service's module."""
+    try:
+        return cls()
+    except ConfigError as exc:
+        line = f"error: {exc}"
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        name = "RLSTREAM_" + ".".join(str(p) for p in first.get("loc", ())).upper()
+        line = f"error: invalid setting {name}: {first.get('msg')}"
+    print(line, file=sys.stderr, flush=True)
+    raise SystemExit(2)

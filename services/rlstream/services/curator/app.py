@@ -18,9 +18,10 @@ from rlstream.events import DatasetReleased, DLQRecord, ScoredEvent, TrainingRun
 from rlstream.launch import launcher_from_settings
 from rlstream.services.curator.handler import CuratorHandler
 from rlstream.services.curator.settings import CuratorSettings
+from rlstream.settings import startup_settings
 
 SERVICE = "curator"
-settings = CuratorSettings()
+settings = startup_settings(CuratorSettings)
 service = StreamService(
     SERVICE,
     settings,

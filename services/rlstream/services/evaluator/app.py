@@ -17,10 +17,11 @@ from rlstream.services.evaluator.evaluate import load_evaluate
 from rlstream.services.evaluator.handler import EvaluatorHandler
 from rlstream.services.evaluator.settings import EvaluatorSettings
 from rlstream.services.evaluator.specs import checking_spec, spec_resolver
+from rlstream.settings import startup_settings
 
 log = logging.getLogger("rlstream.services.evaluator")
 SERVICE = "evaluator"
-settings = EvaluatorSettings()
+settings = startup_settings(EvaluatorSettings)
 service = StreamService(
     SERVICE,
     settings,

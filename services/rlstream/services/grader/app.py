@@ -11,10 +11,11 @@ from rlstream.events import DLQRecord, ScoredEvent, topics
 from rlstream.grading import RewardSpec, SpecResolver
 from rlstream.services.grader.handler import GraderHandler
 from rlstream.services.grader.settings import GraderSettings
+from rlstream.settings import startup_settings
 from rlstream.transcript import Transcript
 
 SERVICE = "grader"
-settings = GraderSettings()
+settings = startup_settings(GraderSettings)
 service = StreamService(
     SERVICE,
     settings,

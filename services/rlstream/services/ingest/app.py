@@ -19,10 +19,11 @@ from rlstream.delivery.service import StreamService, Topic
 from rlstream.events import DLQRecord, RawTurnDelta, topics
 from rlstream.services.ingest.handler import IngestHandler
 from rlstream.services.ingest.settings import IngestSettings
+from rlstream.settings import startup_settings
 from rlstream.transcript import Transcript
 
 SERVICE = "ingest"
-settings = IngestSettings()
+settings = startup_settings(IngestSettings)
 log = logging.getLogger("rlstream.services.ingest")
 service = StreamService(
     SERVICE,

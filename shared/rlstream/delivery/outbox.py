@@ -14,8 +14,10 @@ from typing import Any, Generic, TypeVar
 
 from aiokafka import AIOKafkaProducer
 
+from rlstream.delivery.kafka_security import client_kwargs
 from rlstream.delivery.sizing import FRAMING_BYTES
 from rlstream.observability.metrics import PUBLISHED
+from rlstream.settings import Settings
 
 R = TypeVar("R")
 
@@ -23,11 +25,13 @@ Headers = Sequence[tuple[str, bytes]]
 
 
 def make_producer(
-    bootstrap: str, client_id: str, max_request_size: int, compression: str | None = None
+    settings: Settings, client_id: str, max_request_size: int, compression: str | None = None
 ) -> AIOKafkaProducer:
-    """An idempotent, acks=all producer tuned for batches (why: no duplicates on retry)."""
+    """An idempotent, acks=all producer tuned for batches (why: no duplicates on retry),
+    connecting to ``settings.kafka_bootstrap`` with the Kafka security settings."""
     return AIOKafkaProducer(
-        bootstrap_servers=bootstrap,
+        bootstrap_servers=settings.kafka_bootstrap,
+        **client_kwargs(settings),
         client_id=client_id,
         acks="all",
         enable_idempotence=True,

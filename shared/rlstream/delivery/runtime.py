@@ -1,7 +1,8 @@
 """What every streaming service starts and stops: logs, health, Postgres, Redis, producer.
 
 Services differ only in their handler; this keeps their ``app.py`` files thin and makes
-the start order explicit: logs -> health (not ready) -> Postgres (migrated) -> Redis ->
+the start order explicit: logs -> health (not ready) -> Kafka reachable and authenticated
+(else one clear line, /readyz 503, retried with backoff) -> Postgres (migrated) -> Redis ->
 producer -> service-specific restore -> ready.
 """
 
@@ -18,10 +19,13 @@ from faststream.kafka import KafkaBroker
 from faststream.specification import AsyncAPI
 from pydantic import BaseModel, Field, WithJsonSchema
 
+from rlstream.delivery.kafka_connect import OneLine, diagnose, wait_for_kafka
+from rlstream.delivery.kafka_security import faststream_security
 from rlstream.delivery.outbox import make_producer
 from rlstream.delivery.runner import BatchRunner
 from rlstream.delivery.sizing import dlq_payload_cap, topic_limits
 from rlstream.delivery.wire import install_tolerant_fetch, raw_batch_parser
+from rlstream.errors import ConfigError
 from rlstream.observability.health import Health
 from rlstream.observability.logs import configure_logging
 from rlstream.settings import Settings
@@ -101,6 +105,7 @@ class Runtime:
         self.health_port: int | None = None
         self._profiler: Any = None
         self._probe: asyncio.Task[None] | None = None
+        self._kafka_line = OneLine(log)
         self.health.busy_after_s = settings.busy_after_s
         self.runner.progress.stall_after_s = settings.stall_after_s
         self.runner.progress.unhealthy_after_s = settings.unhealthy_after_s
@@ -121,10 +126,15 @@ class Runtime:
             self._profiler.enable()
         if s.health_port >= 0:
             self.health_port = await self.health.start(s.health_host, s.health_port)
+        await wait_for_kafka(
+            s,
+            lambda line: self.health.set_ready(False, line or "starting"),
+            reporter=self._kafka_line,
+        )
         from rlstream.storage import Store, prepare_schema
         from rlstream.storage.embedded import resolve_dsn
 
-        dsn = resolve_dsn(s)
+        dsn = resolve_dsn(s, service=True)
         await prepare_schema(dsn, migrate=s.migrate_on_start)
         self.store = await Store.connect(dsn, max_size=s.pg_pool_max)
         if s.redis_url is not None:
@@ -134,7 +144,10 @@ class Runtime:
                 s.redis_url.get_secret_value(),
                 namespace=s.redis_namespace,
                 ttl_s=s.redis_idempotency_ttl_s,
+                cafile=s.redis_ssl_cafile,
             )
+            if not await self.redis.check():  # refused credentials/TLS: ConfigError
+                log.warning("redis unreachable at start")
         self.producer = self._new_producer()
         await self.producer.start()
         self.runner.producer = self.producer
@@ -148,7 +161,7 @@ class Runtime:
         from rlstream.events.topics import dlq
 
         s = self.settings
-        limits = await topic_limits(s.kafka_bootstrap, [self.topic(t) for t in topic_names])
+        limits = await topic_limits(s, [self.topic(t) for t in topic_names])
         self.runner.limits = limits
         dlq_limits = [v for k, v in limits.items() if k.endswith(dlq(""))]
         if dlq_limits:
@@ -159,7 +172,7 @@ class Runtime:
     def _new_producer(self) -> AIOKafkaProducer:
         s = self.settings
         return make_producer(
-            s.kafka_bootstrap,
+            s,
             f"{s.kafka_client_id}-{self.service}",
             s.max_message_bytes + 65536,
             None if s.producer_compression == "none" else s.producer_compression,
@@ -180,15 +193,20 @@ class Runtime:
                 await asyncio.wait_for(old.stop(), 10)
 
     async def _probe_broker(self) -> None:
-        """Keep ``progress.broker_error`` true: /readyz is 503 while no broker answers."""
+        """Keep ``progress.broker_error`` true: /readyz is 503 while no broker answers. The
+        reason is :func:`diagnose`'s one line (a rotated password, an expired certificate),
+        logged when it changes and at most once a minute."""
         while True:
             prod = self.producer
             if prod is not None:
                 try:
                     await asyncio.wait_for(prod.client.fetch_all_metadata(), 10)
                     self.runner.progress.broker_error = None
+                    self._kafka_line.clear()
                 except Exception as exc:
-                    self.runner.progress.broker_error = f"broker unreachable: {exc!r}"[:300]
+                    line = await diagnose(self.settings) or f"broker unreachable: {exc!r}"[:300]
+                    self.runner.progress.broker_error = line
+                    self._kafka_line.report(line)
             await asyncio.sleep(self.settings.broker_probe_interval_s)
 
     async def stop(self) -> None:
@@ -264,11 +282,17 @@ def kafka_app(
     """The (KafkaBroker, FastStream) pair every service module declares, built one way."""
     logger = logging.getLogger("rlstream.faststream")
     install_tolerant_fetch()
+    try:
+        security, extra = faststream_security(settings)
+    except ConfigError:  # Runtime.start reports it (one line, /readyz 503) and never connects
+        security, extra = None, {}
     broker = KafkaBroker(
         settings.kafka_bootstrap,
         client_id=f"{settings.kafka_client_id}-{service}",
         logger=logger,
         log_level=logging.DEBUG,
+        security=security,
+        **extra,
     )
     spec = AsyncAPI(broker, title=f"rlstream {service}", version="1", description=description)
     return broker, FastStream(broker, logger=logger, specification=spec)

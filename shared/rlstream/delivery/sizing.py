@@ -12,6 +12,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
+from rlstream.delivery.kafka_security import client_kwargs
+from rlstream.settings import Settings
+
 log = logging.getLogger("rlstream.delivery")
 
 #: Kafka's default ``message.max.bytes`` (a topic without an override accepts this much)
@@ -20,14 +23,18 @@ BROKER_DEFAULT_MAX = 1_048_588
 FRAMING_BYTES = 16 * 1024
 
 
-async def topic_limits(bootstrap: str, names: Iterable[str]) -> dict[str, int]:
+async def topic_limits(settings: Settings, names: Iterable[str]) -> dict[str, int]:
     """topic -> ``max.message.bytes`` (the broker default for a topic it does not report)."""
     from aiokafka.admin import AIOKafkaAdminClient
     from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
     names = list(dict.fromkeys(names))
     out = dict.fromkeys(names, BROKER_DEFAULT_MAX)
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10_000)
+    admin = AIOKafkaAdminClient(
+        bootstrap_servers=settings.kafka_bootstrap,
+        request_timeout_ms=10_000,
+        **client_kwargs(settings),
+    )
     try:
         await admin.start()
         resources = [ConfigResource(ConfigResourceType.TOPIC, n) for n in names]

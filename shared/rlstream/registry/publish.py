@@ -10,10 +10,13 @@ from typing import Protocol
 
 from aiokafka import AIOKafkaProducer
 
+from rlstream.delivery.kafka_connect import start_or_explain
 from rlstream.delivery.outbox import make_producer
+from rlstream.errors import ConfigError
 from rlstream.events.models import DeploymentEvent, EvaluationEvent
 from rlstream.events.topics import DEPLOYMENTS, EVALUATIONS
 from rlstream.registry.errors import RegistryError
+from rlstream.settings import Settings
 
 
 class EventSink(Protocol):
@@ -45,19 +48,20 @@ class ProducerSink:
 
 
 class KafkaSink(ProducerSink):
-    """Owns its producer (the CLI): ``async with KafkaSink(bootstrap) as sink``."""
+    """Owns its producer (the CLI): ``async with KafkaSink(settings) as sink``; connects
+    with the settings' bootstrap servers and Kafka security."""
 
     def __init__(
-        self, bootstrap: str, client_id: str = "rlstream-registry", topic_prefix: str = ""
+        self, settings: Settings, client_id: str = "rlstream-registry", topic_prefix: str = ""
     ) -> None:
-        super().__init__(make_producer(bootstrap, client_id, 8 * 1024 * 1024), topic_prefix)
+        self.settings = settings
+        super().__init__(make_producer(settings, client_id, 8 * 1024 * 1024), topic_prefix)
 
     async def __aenter__(self) -> KafkaSink:
         try:
-            await self.producer.start()
-        except Exception as exc:
-            await self.producer.stop()
-            raise RegistryError(f"cannot reach Kafka to publish registry events: {exc}") from exc
+            await start_or_explain(self.producer, self.settings)
+        except ConfigError as exc:
+            raise RegistryError(f"cannot publish registry events: {exc}") from exc
         return self
 
     async def __aexit__(self, *exc: object) -> None:

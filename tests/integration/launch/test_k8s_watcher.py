@@ -19,6 +19,7 @@ from rlstream.delivery.outbox import make_producer
 from rlstream.events import TrainingRunEvent, topics
 from rlstream.launch import LaunchCoordinator, LaunchRequest, LaunchSettings
 from rlstream.launch.kubernetes import KubernetesLauncher, job_name
+from rlstream.settings import Settings
 from rlstream.storage import Store
 
 pytestmark = [pytest.mark.k8s, pytest.mark.kafka, pytest.mark.postgres]
@@ -56,7 +57,7 @@ async def test_watcher_publishes_succeeded_and_failed(
     ns = await namespace(client, "watch")
     topic = f"t{uuid.uuid4().hex[:8]}.{topics.TRAINING}"
     kafka.create_topics([topic], partitions=3)
-    producer = make_producer(kafka.bootstrap, "watch-test", 1 << 20)
+    producer = make_producer(Settings(kafka_bootstrap=kafka.bootstrap), "watch-test", 1 << 20)
     await producer.start()
 
     async def publish(ev: TrainingRunEvent) -> None:

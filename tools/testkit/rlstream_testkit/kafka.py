@@ -52,16 +52,31 @@ class KafkaServer:
             *args,
         ]
 
+    def _extra_listeners(self) -> dict[str, int]:
+        """name -> port of listeners besides PLAINTEXT (name = protocol; subclasses)."""
+        return {}
+
+    def _extra_props(self) -> dict[str, str]:
+        return {}
+
+    def _format_args(self) -> list[str]:
+        """Extra ``kafka-storage format`` arguments (e.g. ``--add-scram``)."""
+        return []
+
     def _render(self) -> None:
+        extra = self._extra_listeners()
+        listeners = [f"PLAINTEXT://{self.host}:{self.port}"]
+        listeners += [f"{n}://{self.host}:{p}" for n, p in extra.items()]
+        protocols = ["PLAINTEXT:PLAINTEXT", *(f"{n}:{n}" for n in extra), "CONTROLLER:PLAINTEXT"]
         props = {
             "process.roles": "broker,controller",
             "node.id": "1",
             "controller.quorum.voters": f"1@127.0.0.1:{self.ctrl_port}",
-            "listeners": f"PLAINTEXT://{self.host}:{self.port},CONTROLLER://127.0.0.1:{self.ctrl_port}",
-            "advertised.listeners": f"PLAINTEXT://{self.host}:{self.port}",
+            "listeners": ",".join([*listeners, f"CONTROLLER://127.0.0.1:{self.ctrl_port}"]),
+            "advertised.listeners": ",".join(listeners),
             "controller.listener.names": "CONTROLLER",
             "inter.broker.listener.name": "PLAINTEXT",
-            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "listener.security.protocol.map": ",".join(protocols),
             "log.dirs": str(self.workdir / "data"),
             "num.partitions": "3",
             # RF 1 on one node, else InitProducerId/FindCoordinator stay unavailable.
@@ -75,6 +90,7 @@ class KafkaServer:
             "group.initial.rebalance.delay.ms": "0",
             "log.cleaner.dedupe.buffer.size": "16777216",
             "auto.create.topics.enable": "true",
+            **self._extra_props(),
         }
         self._props.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
 
@@ -86,7 +102,13 @@ class KafkaServer:
             cluster_id = _cluster_id()
             run_checked(
                 self._java(
-                    "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(self._props)
+                    "kafka.tools.StorageTool",
+                    "format",
+                    "-t",
+                    cluster_id,
+                    "-c",
+                    str(self._props),
+                    *self._format_args(),
                 ),
                 self.log_path,
                 timeout=120,

@@ -63,6 +63,10 @@ def missing_reason(tier: str) -> str | None:
         if not any(kafka_libs().glob("kafka_2.13-*.jar")):
             return f"no Kafka jars in {kafka_libs()}: {ENSURE_HINT}"
         return None
+    if tier == "kafka_secure":  # the kafka tier's broker with TLS/SASL listeners
+        if importlib.util.find_spec("cryptography") is None:
+            return "the cryptography package is not installed (pip install -e '.[test]')"
+        return missing_reason("kafka")
     if tier == "k8s":
         for b in ("etcd", "kube-apiserver"):
             if not cache_bin(b).exists():

@@ -3,6 +3,9 @@
 Fixture contract (other tests rely on these names):
   kafka -> KafkaServer (.bootstrap, .restart(), .create_topics(names, partitions=3))
   kafka_bootstrap -> "127.0.0.1:PORT"
+  kafka_secure -> SecureKafkaServer, a second broker (started only for the tests using it)
+    with PLAINTEXT, SASL_SSL (SCRAM-SHA-512) and SSL (mTLS) listeners: .env(listener),
+    .cafile, .client_cert, .scram_user/.scram_password, .sasl_ssl_bootstrap, .ssl_bootstrap
   postgres_dsn -> DSN of a fresh database for this session
   postgres_dsn_factory -> () -> DSN of another fresh database
   redis_url -> "redis://127.0.0.1:PORT/0"
@@ -38,7 +41,7 @@ from .procs import log_tail
 from .servers import SERVER_TIERS, Servers
 
 TIER_FIXTURES: dict[str, set[str]] = {
-    "kafka": {"kafka", "kafka_bootstrap"},
+    "kafka": {"kafka", "kafka_bootstrap", "kafka_secure"},
     "postgres": {"postgres_dsn", "postgres_dsn_factory"},
     "redis": {"redis_url"},
     "k8s": {"kube"},
@@ -153,7 +156,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return  # collection errors: no test will run, don't boot anything
     needed: set[str] = set()
     for item in session.items:
-        needed |= _tiers_of(item)
+        tiers = _tiers_of(item)
+        names = set(getattr(item, "fixturenames", ()))
+        if "kafka_secure" in names:  # its own broker: the plain one only if also asked for
+            needed.add("kafka_secure")
+            if not names & {"kafka", "kafka_bootstrap"}:
+                tiers.discard("kafka")
+        needed |= tiers
     if os.environ.get("RLSTREAM_LATE_BUILDS") == "1":  # booted once their builds are done
         needed -= LATE_BUILDS.keys()
     S.servers.prestart(needed)
@@ -211,7 +220,11 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int) -> None:
     for p in S.ci_problems:
         tr.write_line(f"[harness] CI FAILURE: {p}", red=True)
     started = S.servers.started() if S.servers is not None else {}
-    dump = {t: o for t, o in started.items() if t in S.failed_tiers}
+    dump = {
+        t: o
+        for t, o in started.items()
+        if t in S.failed_tiers or (t == "kafka_secure" and "kafka" in S.failed_tiers)
+    }
     if dump:
         for tier, obj in dump.items():
             paths = [getattr(obj, a, None) for a in ("log_path", "etcd_log_path")]
@@ -281,6 +294,13 @@ def kafka() -> Any:
 @pytest.fixture(scope="session")
 def kafka_bootstrap(kafka: Any) -> str:
     return str(kafka.bootstrap)
+
+
+@pytest.fixture(scope="session")
+def kafka_secure() -> Any:
+    """A broker with PLAINTEXT, SASL_SSL (SCRAM-SHA-512, user added at format time) and
+    SSL listeners (client certificates required); certificates made at start."""
+    return _server("kafka_secure")
 
 
 @pytest.fixture(scope="session")

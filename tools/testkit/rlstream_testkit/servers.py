@@ -17,14 +17,17 @@ from typing import Any
 from .cluster import KubeCluster
 from .docker import DockerEngine
 from .kafka import KafkaServer
+from .kafka_secure import SecureKafkaServer
 from .kube import KubeServer
 from .paths import cache_dir, missing_reason
 from .postgres import PostgresServer
 from .redis import RedisServer
 
-SERVER_TIERS = ("kafka", "postgres", "redis", "k8s", "docker", "cluster")
+#: "kafka_secure" is a server, not a tier: its tests carry the kafka marker
+SERVER_TIERS = ("kafka", "kafka_secure", "postgres", "redis", "k8s", "docker", "cluster")
 _FACTORIES: dict[str, Any] = {
     "kafka": KafkaServer,
+    "kafka_secure": SecureKafkaServer,
     "postgres": PostgresServer,
     "redis": RedisServer,
     "k8s": KubeServer,

@@ -8,12 +8,14 @@ from typing import Any
 
 import typer
 
+from rlstream.delivery.kafka_connect import start_or_explain
+from rlstream.delivery.kafka_security import client_kwargs
 from rlstream.delivery.replay import not_replayable, replay_message
 from rlstream.errors import ConfigError
 from rlstream.events import DLQRecord
 from rlstream.events.topics import dlq
 from rlstream.services.cli.common import friendly_errors, out
-from rlstream.settings import load_settings
+from rlstream.settings import Settings, load_settings
 
 app = typer.Typer(
     name="dlq",
@@ -28,25 +30,22 @@ TopicArg = typer.Argument(
 BootstrapOpt = typer.Option(None, "--bootstrap", help="default: RLSTREAM_KAFKA_BOOTSTRAP")
 
 
-async def _started(client: Any, bootstrap: str) -> None:
-    """Start a Kafka client, or say in one line which broker could not be reached."""
-    try:
-        await client.start()
-    except Exception as exc:
-        await client.stop()
-        raise ConfigError(
-            f"cannot reach Kafka at {bootstrap} ({type(exc).__name__}); "
-            "pass --bootstrap or set RLSTREAM_KAFKA_BOOTSTRAP"
-        ) from exc
+def _settings(bootstrap: str | None) -> Settings:
+    """The environment's settings, with ``--bootstrap`` (if given) as the servers; the
+    Kafka security variables apply either way."""
+    settings = load_settings()
+    return settings.model_copy(update={"kafka_bootstrap": bootstrap}) if bootstrap else settings
 
 
-async def _letters(bootstrap: str, topic: str) -> list[tuple[str, DLQRecord | None]]:
+async def _letters(settings: Settings, topic: str) -> list[tuple[str, DLQRecord | None]]:
     """Every letter on ``<topic>.dlq`` now, with its coordinates (None: not a DLQRecord)."""
     from aiokafka import AIOKafkaConsumer, TopicPartition
 
-    name = dlq(topic)
-    cons = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
-    await _started(cons, bootstrap)
+    name, bootstrap = dlq(topic), settings.kafka_bootstrap
+    cons = AIOKafkaConsumer(
+        bootstrap_servers=bootstrap, enable_auto_commit=False, **client_kwargs(settings)
+    )
+    await start_or_explain(cons, settings)
     try:
         parts = cons.partitions_for_topic(name)
         if not parts:
@@ -72,11 +71,16 @@ async def _letters(bootstrap: str, topic: str) -> list[tuple[str, DLQRecord | No
         await cons.stop()
 
 
-async def _publish(bootstrap: str, messages: list[Any]) -> None:
+async def _publish(settings: Settings, messages: list[Any]) -> None:
     from aiokafka import AIOKafkaProducer
 
-    prod = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=True)
-    await _started(prod, bootstrap)
+    prod = AIOKafkaProducer(
+        bootstrap_servers=settings.kafka_bootstrap,
+        acks="all",
+        enable_idempotence=True,
+        **client_kwargs(settings),
+    )
+    await start_or_explain(prod, settings)
     try:
         futs = [await prod.send(t, value=v, key=k, headers=h) for t, k, v, h in messages]
         await asyncio.gather(*futs)
@@ -91,7 +95,7 @@ def list_cmd(topic: str = TopicArg, bootstrap: str | None = BootstrapOpt) -> Non
 
     Example: rlstream dlq list rlstream.conversations.raw
     """
-    letters = asyncio.run(_letters(bootstrap or load_settings().kafka_bootstrap, topic))
+    letters = asyncio.run(_letters(_settings(bootstrap), topic))
     codes = Counter(e.error_code if e else "not_a_dead_letter" for _, e in letters)
     can = sum(e is not None and not_replayable(e) is None for _, e in letters)
     for code, n in codes.most_common():
@@ -116,7 +120,7 @@ def replay_cmd(
 
     Example: rlstream dlq replay rlstream.transcripts.v1 --code no_reward_spec
     """
-    servers = bootstrap or load_settings().kafka_bootstrap
+    servers = _settings(bootstrap)
     letters = asyncio.run(_letters(servers, topic))
     chosen = [(w, e) for w, e in letters if e is not None and (not code or e.error_code in code)]
     todo: list[Any] = []

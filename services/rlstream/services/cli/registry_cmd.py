@@ -29,6 +29,7 @@ from rlstream.registry import (
 )
 from rlstream.services.cli.common import friendly_errors, out
 from rlstream.services.cli.db import DataDirOpt, DsnOpt, _dsn
+from rlstream.settings import load_settings
 from rlstream.storage import PromotionRecord, Store, upgrade
 
 PROMOTE_HELP = """Make a model the champion of its agent, or roll back to the previous champion.
@@ -72,7 +73,7 @@ def _sink_for(stack: AsyncExitStack) -> Any:
     if not bootstrap:
         return None
     prefix = os.environ.get("RLSTREAM_TOPIC_PREFIX", "")
-    return stack.enter_async_context(KafkaSink(bootstrap, topic_prefix=prefix))
+    return stack.enter_async_context(KafkaSink(load_settings(), topic_prefix=prefix))
 
 
 async def _promote(

@@ -32,6 +32,7 @@ from rlstream.events import TrainingRunEvent, topics
 from rlstream.launch import EXIT_BAD_CONFIG, LaunchRequest, RunSpec
 from rlstream.launch.runs import RunTracker
 from rlstream.services.trainer.settings import TrainerSettings
+from rlstream.settings import startup_settings
 from rlstream.training.config import TrainConfig
 
 if TYPE_CHECKING:
@@ -138,16 +139,20 @@ class _Publisher:
         s = self.settings
         if not s.trainer_publish:
             return
+        from rlstream.delivery.kafka_connect import diagnose
         from rlstream.delivery.outbox import make_producer
 
-        producer = make_producer(
-            s.kafka_bootstrap, f"{s.kafka_client_id}-trainer", s.max_message_bytes
-        )
+        try:
+            producer = make_producer(s, f"{s.kafka_client_id}-trainer", s.max_message_bytes)
+        except ConfigError as e:
+            log.warning("kafka: %s: states go to Postgres only", e)
+            return
         try:
             await asyncio.wait_for(producer.start(), s.trainer_kafka_timeout_s)
         except Exception as e:
-            log.warning("Kafka unreachable (%s): states go to Postgres only", type(e).__name__)
             await producer.stop()
+            line = await diagnose(s) or f"kafka unreachable ({type(e).__name__})"
+            log.warning("%s: states go to Postgres only", line)
             return
         self.producer = producer
 
@@ -202,7 +207,7 @@ async def run(args: argparse.Namespace, settings: TrainerSettings) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)  # argparse exits 2 on bad usage: the bad-config code
-    settings = TrainerSettings()
+    settings = startup_settings(TrainerSettings)
     from rlstream.observability.logs import configure_logging
 
     configure_logging("trainer", settings.log_level, settings.log_json)

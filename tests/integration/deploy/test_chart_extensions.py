@@ -330,3 +330,44 @@ def test_strimzi_topics_equal_the_library_table(helm_bin: Path) -> None:
         assert kt["spec"]["partitions"] == spec.partitions
         assert kt["spec"]["replicas"] == spec.replication_factor
         assert kt["spec"]["config"] == dict(spec.config), spec.name
+
+
+def _defined_metrics() -> set[str]:
+    """The sample names rlstream.observability.metrics exports."""
+    from prometheus_client import Counter, Histogram
+    from prometheus_client.metrics import MetricWrapperBase
+
+    import rlstream.observability.metrics as m
+
+    out: set[str] = set()
+    for v in vars(m).values():
+        if not isinstance(v, MetricWrapperBase):
+            continue
+        name = v._name
+        if isinstance(v, Counter):
+            out.add(name + "_total")
+        elif isinstance(v, Histogram):
+            out |= {name + s for s in ("_bucket", "_sum", "_count")}
+        else:
+            out.add(name)
+    return out
+
+
+def test_alerts_and_dashboard_use_metrics_that_exist(everything: dict) -> None:
+    import re
+
+    rule = everything[("PrometheusRule", "rls-rlstream")]["spec"]
+    alerts = {r["alert"]: r["expr"] for g in rule["groups"] for r in g["rules"]}
+    assert set(alerts) == {
+        "RlstreamConsumerLagHigh", "RlstreamDeadLetterRateHigh", "RlstreamPartitionStalled",
+        "RlstreamUnreadableRecords", "RlstreamTrainingRunFailed", "RlstreamReleaseOverBudget",
+    }  # fmt: skip
+    assert "rlstream_partition_stall_seconds" in alerts["RlstreamPartitionStalled"]
+    assert 'state="over_budget"' in alerts["RlstreamReleaseOverBudget"]
+    board = json.loads(
+        next(iter(everything[("ConfigMap", "rls-rlstream-dashboard")]["data"].values()))
+    )
+    exprs = [*alerts.values(), *(t["expr"] for p in board["panels"] for t in p["targets"])]
+    used = {n for e in exprs for n in re.findall(r"\brlstream_[a-z0-9_]+", e)}
+    assert "rlstream_build_info" in used and "rlstream_consumer_lag" in used
+    assert used <= _defined_metrics(), used - _defined_metrics()

@@ -30,6 +30,7 @@ DIRECT_ENV: Mapping[str, str] = {
     "RLSTREAM_MODEL_ID": "set by the registry's deploy target on the serving container",
     "RLSTREAM_MODEL_PATH": "set by the registry's deploy target on the serving container",
     "RLSTREAM_SERVICE": "set by the chart on each service's pod",
+    "RLSTREAM_GIT_SHA": "the build's git commit, a label of rlstream_build_info",
     "RLSTREAM_DEBUG": "the CLI's --debug (tracebacks)",
     "RLSTREAM_REQUIRE_ALL_TIERS": "test harness: a missing tier fails instead of skipping",
     "RLSTREAM_LATE_BUILDS": "test harness: slow builds finish while other tiers test",

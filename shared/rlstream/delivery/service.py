@@ -16,6 +16,7 @@ from typing import Any
 from faststream.kafka import KafkaMessage
 
 from rlstream.delivery.batch import Rejected
+from rlstream.delivery.lag import LagRefresher
 from rlstream.delivery.runtime import (
     Runtime,
     ServiceSettings,
@@ -80,7 +81,12 @@ class StreamService:
             await self.rt.runner.run(msg, self._handle)
 
         subscriber(consume)
+        #: the consumer lag gauge, refreshed while no batch arrives (delivery/lag.py)
+        self.lag = LagRefresher(
+            name, lambda: getattr(subscriber, "consumer", None), settings.broker_probe_interval_s
+        )
         self.app.after_startup(self._ready)
+        self.app.on_shutdown(self.lag.stop)
         self.app.after_shutdown(self.rt.stop)
 
     async def _handle(self, records: Sequence[Any]) -> list[Rejected]:
@@ -89,4 +95,5 @@ class StreamService:
         return await self.handler(records)
 
     async def _ready(self) -> None:
+        self.lag.start()
         self.rt.health.set_ready(True)

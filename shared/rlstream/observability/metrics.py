@@ -114,3 +114,50 @@ UNPARSEABLE_JOBS = Counter(
     "Training Jobs whose run-spec annotation does not parse (written by another release): "
     "logged and skipped by the watcher, which goes on reporting the others",
 )
+
+BUILD_INFO = Gauge(
+    "rlstream_build_info",
+    "Always 1; the labels say which build runs (git_sha: RLSTREAM_GIT_SHA, else unknown)",
+    ["version", "git_sha", "python"],
+)
+TRAINING_RUNS = Counter(
+    "rlstream_training_runs_total",
+    "Training run state changes seen on rlstream.training.v1 by the evaluator, once per "
+    "event_id (launched, started, succeeded, failed, over_budget)",
+    ["state"],
+)
+EVALUATIONS = Counter(
+    "rlstream_evaluations_total",
+    "Candidates evaluated by the gate, by decision (promote, reject, insufficient)",
+    ["decision"],
+)
+EVALUATION_SECONDS = Histogram(
+    "rlstream_evaluation_seconds",
+    "Time to evaluate one candidate against its baseline",
+    buckets=(1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200),
+)
+PROMOTIONS = Counter(
+    "rlstream_promotions_total",
+    "Gate decisions to promote: promoted (the alias moved) or refused (the champion moved "
+    "since the evaluation)",
+    ["outcome"],
+)
+
+
+def build_info() -> dict[str, str]:
+    """version (the installed package), git_sha (RLSTREAM_GIT_SHA, set at image build or by
+    the deployment, else "unknown"), python."""
+    import os
+    import platform
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        ver = version("rlstream")
+    except PackageNotFoundError:
+        ver = "unknown"
+    sha = os.environ.get("RLSTREAM_GIT_SHA", "").strip() or "unknown"
+    return {"version": ver, "git_sha": sha[:40], "python": platform.python_version()}
+
+
+# set once per process on import: every service's /metrics imports this module
+BUILD_INFO.labels(**build_info()).set(1)

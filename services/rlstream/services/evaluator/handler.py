@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -31,6 +33,12 @@ from rlstream.delivery.runtime import Runtime
 from rlstream.errors import ConfigError, InputError, MessageTooLarge
 from rlstream.evaluation import HeldoutLeakError
 from rlstream.events import EvaluationEvent, TrainingRunEvent
+from rlstream.observability.metrics import (
+    EVALUATION_SECONDS,
+    EVALUATIONS,
+    PROMOTIONS,
+    TRAINING_RUNS,
+)
 from rlstream.registry import (
     CandidateRun,
     Registry,
@@ -76,6 +84,8 @@ class EvaluatorHandler:
         self.settings = settings
         self.registry_factory = registry_factory
         self.evaluate = evaluate
+        #: training event ids already counted (a retried batch is decoded again)
+        self._counted: OrderedDict[str, None] = OrderedDict()
 
     @property
     def registry(self) -> Registry:
@@ -86,7 +96,18 @@ class EvaluatorHandler:
         if len(value) > self.rt.settings.max_message_bytes:
             raise MessageTooLarge(f"{len(value)} bytes")
         event = TrainingRunEvent.model_validate_json(value)
+        self._count_run(event)
         return event if event.state == "succeeded" else None
+
+    def _count_run(self, event: TrainingRunEvent, keep: int = 10_000) -> None:
+        """rlstream_training_runs_total: every state change once per event id (the watcher
+        and the trainer may both publish one; a retried batch is decoded again)."""
+        if event.event_id in self._counted:
+            return
+        self._counted[event.event_id] = None
+        if len(self._counted) > keep:
+            self._counted.popitem(last=False)
+        TRAINING_RUNS.labels(event.state).inc()
 
     async def handle(self, records: Sequence[Any]) -> list[Rejected]:
         decoded = decode_all(records, self.decode)
@@ -110,7 +131,9 @@ class EvaluatorHandler:
             event = event_from_record(stored)
         else:
             job = await self.job_for(registry, run)
+            started = time.monotonic()
             verdict = await self.verdict(job)
+            EVALUATION_SECONDS.observe(time.monotonic() - started)
             event = await record_evaluation(
                 registry,
                 CandidateRun(
@@ -128,6 +151,10 @@ class EvaluatorHandler:
                 verdict=verdict,
             )
         event, promotion = await settle(registry, event)
+        if stored is None:  # a reused verdict (redelivered run) was counted when decided
+            EVALUATIONS.labels(event.decision).inc()
+            if event.decision == "promote":
+                PROMOTIONS.labels("promoted" if promotion else "refused").inc()
         await publish_evaluation(registry.sink, event)
         log.info(
             "decision applied",

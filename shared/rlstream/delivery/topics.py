@@ -18,8 +18,9 @@ from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rlstream.errors import ConfigError, RlstreamError
+from rlstream.errors import RlstreamError
 from rlstream.events.topic_table import CONFIG_KEYS, TopicSpec
+from rlstream.settings import Settings
 
 #: DescribeConfigs v1+ ``config_source`` of a topic-level (dynamic) override
 DYNAMIC_TOPIC_CONFIG = 1
@@ -121,30 +122,30 @@ def _entries(resource: Any) -> tuple[dict[str, str], dict[str, str]]:
 
 
 class TopicAdmin:
-    """The thin shell: one admin client, read the cluster, apply a plan."""
+    """The thin shell: one admin client, read the cluster, apply a plan. The Kafka settings
+    give the bootstrap servers and the security options (``kafka_security``)."""
 
-    def __init__(self, bootstrap: str, client_kwargs: Mapping[str, Any] | None = None) -> None:
-        self.bootstrap = bootstrap
-        self.client_kwargs = dict(client_kwargs or {})
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
         self._admin: Any = None
 
     async def __aenter__(self) -> TopicAdmin:
         from aiokafka.admin import AIOKafkaAdminClient
 
+        from rlstream.delivery.kafka_connect import start_or_explain
+        from rlstream.delivery.kafka_security import client_kwargs
+
         self._admin = AIOKafkaAdminClient(
-            bootstrap_servers=self.bootstrap,
+            bootstrap_servers=self.settings.kafka_bootstrap,
             client_id="rlstream-topics",
             request_timeout_ms=15_000,
-            **self.client_kwargs,
+            **client_kwargs(self.settings),
         )
         try:
-            await self._admin.start()
-        except Exception as exc:
+            await start_or_explain(self._admin, self.settings)
+        except BaseException:
             await self._admin.close()
-            raise ConfigError(
-                f"cannot reach Kafka at {self.bootstrap} ({type(exc).__name__}); "
-                "pass --bootstrap or set RLSTREAM_KAFKA_BOOTSTRAP"
-            ) from exc
+            raise
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -245,19 +246,15 @@ async def _kafka_errors() -> AsyncIterator[None]:
         raise TopicsError(f"{type(exc).__name__}: {exc}") from exc
 
 
-async def plan_cluster(
-    bootstrap: str, table: list[TopicSpec], client_kwargs: Mapping[str, Any] | None = None
-) -> Plan:
+async def plan_cluster(settings: Settings, table: list[TopicSpec]) -> Plan:
     """Read the cluster and diff it against ``table``."""
-    async with TopicAdmin(bootstrap, client_kwargs) as admin, _kafka_errors():
+    async with TopicAdmin(settings) as admin, _kafka_errors():
         return diff(table, await admin.live(s.name for s in table))
 
 
-async def apply_cluster(
-    bootstrap: str, table: list[TopicSpec], client_kwargs: Mapping[str, Any] | None = None
-) -> Plan:
+async def apply_cluster(settings: Settings, table: list[TopicSpec]) -> Plan:
     """Plan and apply in one connection; returns the plan that was applied."""
-    async with TopicAdmin(bootstrap, client_kwargs) as admin, _kafka_errors():
+    async with TopicAdmin(settings) as admin, _kafka_errors():
         live = await admin.live(s.name for s in table)
         plan = diff(table, live)
         await admin.apply(plan, live)

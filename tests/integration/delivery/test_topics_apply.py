@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 import uuid
@@ -17,22 +18,24 @@ import pytest
 from rlstream.delivery.topics import TopicAdmin
 from rlstream.events import topics
 from rlstream.events.topic_table import DEFAULT_TABLE
+from rlstream.settings import Settings
 
 pytestmark = pytest.mark.kafka
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "rlstream.services.cli.main", "topics", *args],
         capture_output=True,
         text=True,
         timeout=120,
+        env=None if env is None else {**os.environ, **env},
     )
 
 
 def _live(bootstrap: str, names: list[str]) -> dict[str, Any]:
     async def go() -> dict[str, Any]:
-        async with TopicAdmin(bootstrap) as admin:
+        async with TopicAdmin(Settings(kafka_bootstrap=bootstrap)) as admin:
             return await admin.live(names)
 
     return asyncio.run(go())
@@ -97,3 +100,18 @@ def test_apply_twice_is_a_no_op_and_a_changed_retention_is_altered(
     assert f"alter   {raw} retention.ms 86400000 -> 259200000" in refused.stdout
     assert refused.stderr.strip().count("\n") == 0 and "cannot be applied" in refused.stderr
     assert _live(kafka.bootstrap, [raw])[raw].config["retention.ms"] == "259200000"
+
+
+def test_apply_over_sasl_ssl_uses_the_kafka_security_settings(kafka_secure: Any) -> None:
+    prefix = f"ts{uuid.uuid4().hex[:8]}-"
+    env = kafka_secure.env("sasl_ssl", RLSTREAM_TOPIC_PREFIX=prefix)
+    env["RLSTREAM_TOPICS_REPLICATION_FACTOR"] = "1"
+    first = _cli("apply", env=env)
+    assert first.returncode == 0, first.stderr
+    assert sum(ln.startswith("create") for ln in first.stdout.splitlines()) == len(DEFAULT_TABLE)
+    again = _cli("plan", env=env)
+    assert again.returncode == 0 and again.stdout.startswith("in sync"), again.stdout
+
+    wrong = _cli("plan", env={**env, "RLSTREAM_KAFKA_SASL_PASSWORD": "not-it"})
+    assert wrong.returncode == 2
+    assert wrong.stderr.count("\n") == 1 and "RLSTREAM_KAFKA_SASL_PASSWORD" in wrong.stderr

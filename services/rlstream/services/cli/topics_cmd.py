@@ -38,21 +38,20 @@ PrefixOpt = typer.Option(
 
 def _setup(
     bootstrap: str | None, overrides: Path | None, rf: int | None, prefix: str | None
-) -> tuple[str, list[TopicSpec], dict[str, Any]]:
-    """(bootstrap, this deployment's table, the Kafka security kwargs)."""
-    from rlstream.delivery.kafka_security import client_kwargs
-
+) -> tuple[TopicSettings, list[TopicSpec]]:
+    """(the settings, with the options over the environment; this deployment's table)."""
     logging.getLogger("aiokafka").setLevel(logging.CRITICAL)  # the error is our one line
-    base = TopicSettings()
     changes: dict[str, Any] = {}
+    if bootstrap is not None:
+        changes["kafka_bootstrap"] = bootstrap
     if overrides is not None:
         changes["topics_overrides_file"] = overrides
     if rf is not None:
         changes["topics_replication_factor"] = rf
     if prefix is not None:
         changes["topic_prefix"] = prefix
-    settings = base.model_copy(update=changes)
-    return bootstrap or settings.kafka_bootstrap, table_for(settings), client_kwargs(settings)
+    settings = TopicSettings().model_copy(update=changes)
+    return settings, table_for(settings)
 
 
 def _show(plan: Plan, servers: str) -> None:
@@ -75,8 +74,8 @@ def plan_cmd(
 
     Example: rlstream topics plan --bootstrap kafka:9092
     """
-    servers, table, kwargs = _setup(bootstrap, overrides, replication_factor, prefix)
-    _show(asyncio.run(plan_cluster(servers, table, kwargs)), servers)
+    settings, table = _setup(bootstrap, overrides, replication_factor, prefix)
+    _show(asyncio.run(plan_cluster(settings, table)), settings.kafka_bootstrap)
 
 
 @app.command("apply")
@@ -92,9 +91,9 @@ def apply_cmd(
 
     Example: rlstream topics apply --replication-factor 1   (a one-broker dev cluster)
     """
-    servers, table, kwargs = _setup(bootstrap, overrides, replication_factor, prefix)
-    plan = asyncio.run(apply_cluster(servers, table, kwargs))
-    _show(plan, servers)
+    settings, table = _setup(bootstrap, overrides, replication_factor, prefix)
+    plan = asyncio.run(apply_cluster(settings, table))
+    _show(plan, settings.kafka_bootstrap)
     if plan.refused:
         raise ConfigError(
             f"{len(plan.refused)} change(s) cannot be applied (REFUSED above); the rest was"

@@ -43,6 +43,10 @@ class CurateOptions(BaseModel):
     heldout_share: float = Field(default=0.1, ge=0.0, lt=1.0)
     k_max: int | None = Field(default=None, ge=1)
     seed: int = 0
+    #: rows per conversation, per assistant turn (multi-turn tool agents: SFT on one turn,
+    #: DPO at the first divergence, next-action held-out prompts), or ``auto``: turns when
+    #: most clean rollouts make tool calls over several assistant turns
+    granularity: Literal["auto", "conversation", "turn"] = "auto"
 
     @model_validator(mode="after")
     def _band_ok(self) -> CurateOptions:

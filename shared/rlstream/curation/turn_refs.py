@@ -25,10 +25,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 from rlstream.rewards.toolcalls import extract_with_turns, schema_types
-from rlstream.rollout import ScoredRollout
+from rlstream.rollout import ScoredRollout, TurnScore, TurnSource
 from rlstream.transcript import Transcript
 
 #: the action of an assistant turn that makes no tool call
@@ -36,9 +35,6 @@ REPLY = "\x00reply"
 
 Action = tuple[str, ...]
 State = tuple[str, ...]
-Source = Literal[
-    "passing_rollout", "reference_match", "divergence", "after_divergence", "no_reference"
-]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,16 +45,6 @@ class Turn:
     ordinal: int
     state: State
     action: Action
-
-
-@dataclass(frozen=True, slots=True)
-class TurnScore:
-    """A turn's score (None: no reference) and where the score came from."""
-
-    message_index: int
-    ordinal: int
-    score: float | None
-    source: Source
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,24 +103,40 @@ def derive_references(group: Sequence[ScoredRollout]) -> References:
     return refs
 
 
+def _ts(t: Turn, score: float | None, source: TurnSource) -> TurnScore:
+    return TurnScore(message_index=t.message_index, turn=t.ordinal, score=score, source=source)
+
+
 def score_turns(rollout: ScoredRollout, refs: References) -> list[TurnScore]:
     """Per-assistant-turn scores of one rollout against its group's references."""
     turns = turns_of(rollout.transcript)
     if rollout.passed:
-        return [TurnScore(t.message_index, t.ordinal, 1.0, "passing_rollout") for t in turns]
+        return [_ts(t, 1.0, "passing_rollout") for t in turns]
     out: list[TurnScore] = []
     diverged = False
     for t in turns:
         if diverged:
-            out.append(TurnScore(t.message_index, t.ordinal, None, "after_divergence"))
+            out.append(_ts(t, None, "after_divergence"))
         elif not refs.covers(t.state):
-            out.append(TurnScore(t.message_index, t.ordinal, None, "no_reference"))
+            out.append(_ts(t, None, "no_reference"))
         elif t.action in refs.table[t.state]:
-            out.append(TurnScore(t.message_index, t.ordinal, 1.0, "reference_match"))
+            out.append(_ts(t, 1.0, "reference_match"))
         else:
             diverged = True
-            out.append(TurnScore(t.message_index, t.ordinal, 0.0, "divergence"))
+            out.append(_ts(t, 0.0, "divergence"))
     return out
+
+
+def with_turn_scores(rollouts: Sequence[ScoredRollout]) -> list[ScoredRollout]:
+    """The rollouts (any mix of tasks, order kept) with ``turns`` scored against the passing
+    rollouts of their own task among them."""
+    groups: dict[str, list[ScoredRollout]] = {}
+    for r in rollouts:
+        groups.setdefault(r.task_key, []).append(r)
+    refs = {k: derive_references(g) for k, g in groups.items()}
+    return [
+        r.model_copy(update={"turns": tuple(score_turns(r, refs[r.task_key]))}) for r in rollouts
+    ]
 
 
 def first_divergence(rollout: ScoredRollout, refs: References) -> Turn | None:

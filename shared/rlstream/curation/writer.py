@@ -21,6 +21,7 @@ from rlstream.curation.method import fit_method
 from rlstream.curation.next_steps import render_next_steps
 from rlstream.curation.options import CurateOptions
 from rlstream.curation.records import dpo_pairs, dpo_row, grpo_row, heldout_row, sft_row
+from rlstream.curation.turn_files import Granularity, resolve_granularity, turn_files
 from rlstream.errors import RlstreamError
 from rlstream.metrics import Method, Profile
 from rlstream.rollout import ScoredRollout
@@ -75,6 +76,10 @@ class Manifest(_Frozen):
     lineage: tuple[LineageEntry, ...]
     #: task keys kept out of training (their prompts are in heldout.jsonl)
     heldout_task_keys: tuple[str, ...] = ()
+    #: what one sft/dpo/heldout row is: a conversation, or one assistant turn
+    granularity: Granularity = "conversation"
+    #: turn-level gradient support and reference coverage (granularity "turn")
+    turn_profile: dict[str, float | int] | None = None
 
 
 def _jsonl(rows: list[dict[str, Any]]) -> bytes:
@@ -107,20 +112,43 @@ def build_files(
 ) -> tuple[CurationResult, dict[str, bytes], dict[str, int], list[LineageEntry]]:
     """File contents, row counts and lineage, all in deterministic order, and ``result``
     with the method the trainer can run on these files (:func:`fit_method`)."""
+    return _build(result)[:4]
+
+
+def _build(
+    result: CurationResult,
+) -> tuple[
+    CurationResult,
+    dict[str, bytes],
+    dict[str, int],
+    list[LineageEntry],
+    Granularity,
+    dict[str, float | int] | None,
+]:
     grpo: list[dict[str, Any]] = []
     dpo: list[dict[str, Any]] = []
     sft: list[dict[str, Any]] = []
     lineage: list[LineageEntry] = []
+    granularity = resolve_granularity(result)
+    turns = turn_files(result) if granularity == "turn" else None
     for g in result.kept:
         lineage.append(_lineage("grpo.jsonl", len(grpo), g.task_key, g.rollouts))
         grpo.append(grpo_row(g))
-        for chosen, rejected, ratio in dpo_pairs(g, result.options.dpo_max_length_ratio):
-            lineage.append(_lineage("dpo.jsonl", len(dpo), g.task_key, (chosen, rejected)))
-            dpo.append(dpo_row(g.task_key, chosen, rejected, ratio))
-    for r in sorted(result.sft_pool, key=lambda r: (r.task_key, r.rollout_id)):
-        lineage.append(_lineage("sft.jsonl", len(sft), r.task_key, (r,)))
-        sft.append(sft_row(r))
-    heldout = [heldout_row(g.task_key, g.rollouts) for g in result.heldout]
+        if turns is None:
+            for chosen, rejected, ratio in dpo_pairs(g, result.options.dpo_max_length_ratio):
+                lineage.append(_lineage("dpo.jsonl", len(dpo), g.task_key, (chosen, rejected)))
+                dpo.append(dpo_row(g.task_key, chosen, rejected, ratio))
+    if turns is None:
+        for r in sorted(result.sft_pool, key=lambda r: (r.task_key, r.rollout_id)):
+            lineage.append(_lineage("sft.jsonl", len(sft), r.task_key, (r,)))
+            sft.append(sft_row(r))
+        heldout = [heldout_row(g.task_key, g.rollouts) for g in result.heldout]
+    else:
+        for name, target, pairs in (("dpo.jsonl", dpo, turns.dpo), ("sft.jsonl", sft, turns.sft)):
+            for row, sources in pairs:
+                lineage.append(_lineage(name, len(target), row["task_key"], sources))
+                target.append(row)
+        heldout = turns.heldout
     rows = {
         "grpo.jsonl": len(grpo),
         "dpo.jsonl": len(dpo),
@@ -138,7 +166,7 @@ def build_files(
         result = result.model_copy(update={"method": method, "method_reason": reason})
     files["next_steps.md"] = render_next_steps(result, rows).encode()
     rows["next_steps.md"] = 0
-    return result, files, rows, lineage
+    return result, files, rows, lineage, granularity, turns.profile if turns else None
 
 
 def write_dataset(result: CurationResult, out_dir: Path) -> Manifest:
@@ -147,7 +175,7 @@ def write_dataset(result: CurationResult, out_dir: Path) -> Manifest:
     The manifest's ``method`` can differ from ``result.method``: read the manifest's."""
     if result.rejected:
         raise DatasetRejectedError(result.rejection_reason or "curation rejected the dataset")
-    result, files, rows, lineage = build_files(result)
+    result, files, rows, lineage, granularity, turn_profile = _build(result)
     entries = {
         name: FileEntry(sha256=hashlib.sha256(data).hexdigest(), bytes=len(data), rows=rows[name])
         for name, data in files.items()
@@ -188,6 +216,8 @@ def write_dataset(result: CurationResult, out_dir: Path) -> Manifest:
         policy_versions=tuple(sorted({v for r in every if (v := r.transcript.policy_version)})),
         lineage=tuple(lineage),
         heldout_task_keys=tuple(g.task_key for g in result.heldout),
+        granularity=granularity,
+        turn_profile=turn_profile,
     )
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, data in files.items():

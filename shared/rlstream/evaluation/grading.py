@@ -24,7 +24,9 @@ def context_for(p: HeldoutPrompt) -> RewardContext:
 
 
 def as_transcript(p: HeldoutPrompt, text: str, conversation_id: str) -> Transcript:
-    msgs = [Message(role=m["role"], content=m["content"]) for m in p.messages]
+    """The prompt's text and the generated message. Earlier turns' tool calls are left out
+    on purpose: a next-action prompt grades the new turn only, not the calls before it."""
+    msgs = [Message(role=m["role"], content=str(m.get("content") or "")) for m in p.messages]
     msgs.append(Message(role="assistant", content=text))
     return Transcript(
         conversation_id=conversation_id,

@@ -33,7 +33,9 @@ class HeldoutPrompt(BaseModel):
     task_key: str
     agent: str = ""
     reward_spec: str | None = None
-    messages: tuple[dict[str, str], ...]
+    #: role + content; a next-action prompt's earlier turns also keep ``tool_calls``,
+    #: ``tool_call_id`` and ``name`` (the model must see the calls it made)
+    messages: tuple[dict[str, JsonValue], ...]
     tools: tuple[dict[str, JsonValue], ...] = ()
     #: the logged gold label (e.g. the expected calls), else None
     label: JsonValue = None
@@ -43,14 +45,20 @@ class HeldoutPrompt(BaseModel):
     release: str | None = None
 
 
-def _messages(raw: Any, where: str) -> tuple[dict[str, str], ...]:
+def _messages(raw: Any, where: str) -> tuple[dict[str, JsonValue], ...]:
     if not isinstance(raw, list) or not raw:
         raise ConfigError(f"{where}: 'prompt' must be a non-empty list of messages")
-    out = []
+    out: list[dict[str, JsonValue]] = []
     for m in raw:
         if not isinstance(m, dict) or not isinstance(m.get("role"), str):
             raise ConfigError(f"{where}: every prompt message needs a role")
-        out.append({"role": m["role"], "content": str(m.get("content") or "")})
+        msg: dict[str, JsonValue] = {"role": m["role"], "content": str(m.get("content") or "")}
+        if isinstance(m.get("tool_calls"), list) and m["tool_calls"]:
+            msg["tool_calls"] = m["tool_calls"]
+        for key in ("tool_call_id", "name"):
+            if isinstance(m.get(key), str):
+                msg[key] = m[key]
+        out.append(msg)
     return tuple(out)
 
 

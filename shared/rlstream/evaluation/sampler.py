@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from rlstream.errors import ConfigError
 from rlstream.evaluation.models import Decoding, ModelRef
 
-Messages = Sequence[dict[str, str]]
+Messages = Sequence[dict[str, Any]]
 #: called with the number of prompts just finished
 Advance = Callable[[int], None]
 
@@ -43,11 +43,22 @@ class Sampler(Protocol):
     def close(self) -> None: ...
 
 
-def with_system(messages: Messages) -> list[dict[str, str]]:
-    msgs = [{"role": m["role"], "content": m["content"]} for m in messages]
+def with_system(messages: Messages) -> list[dict[str, Any]]:
+    """The prompt with a system message first; a next-action prompt keeps its earlier
+    turns' tool calls and tool results in the shape the training template renders."""
+    from rlstream.training.chat import normalise_message
+
+    msgs: list[dict[str, Any]] = [
+        normalise_message(m) if uses_tools([m]) else {"role": m["role"], "content": m["content"]}
+        for m in messages
+    ]
     if not msgs or msgs[0]["role"] != "system":
         msgs.insert(0, {"role": "system", "content": ""})
     return msgs
+
+
+def uses_tools(messages: Messages) -> bool:
+    return any(m.get("tool_calls") or m["role"] == "tool" for m in messages)
 
 
 def resolve_device(device: str) -> str:
@@ -74,9 +85,15 @@ class HFSampler:
         self.model: Any = lm
 
     def _encode(self, messages: Messages) -> list[int]:
+        from rlstream.training.chat import training_template
+
+        # Earlier tool calls render as the training template writes them (SmolLM2's own
+        # template drops them); plain prompts keep the model's template, byte for byte.
+        template = training_template(self.tok) if uses_tools(messages) else None
         text = self.tok.apply_chat_template(
-            with_system(messages), tokenize=False, add_generation_prompt=True
-        )
+            with_system(messages), tokenize=False, add_generation_prompt=True,
+            chat_template=template,
+        )  # fmt: skip
         ids: list[int] = self.tok(text, add_special_tokens=False)["input_ids"]
         return ids
 

@@ -16,6 +16,7 @@ from typing import Protocol
 import orjson
 
 from rlstream.curation import CurateOptions, CurationResult, Manifest, curate, write_dataset
+from rlstream.curation.turn_refs import with_turn_scores
 from rlstream.errors import ConfigError
 from rlstream.grading import GradeFailure, SpecResolver, grade_many
 from rlstream.ingest import IngestOptions, IngestSummary, Reject, ingest_paths
@@ -86,7 +87,7 @@ def grade_file(
             failed.append(r)
         else:
             scored.append(r)
-    write_models(out, scored)
+    write_models(out, with_turn_scores(scored))
     write_models(failures, failed)
     counts: Counter[str] = Counter(
         graded=len(scored), passed=sum(s.passed for s in scored), failed=len(failed)

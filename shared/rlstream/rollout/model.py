@@ -10,6 +10,22 @@ from pydantic import BaseModel, ConfigDict, Field
 from rlstream.rewards.base import RewardResult
 from rlstream.transcript import Transcript
 
+TurnSource = Literal[
+    "passing_rollout", "reference_match", "divergence", "after_divergence", "no_reference"
+]
+
+
+class TurnScore(BaseModel):
+    """One assistant turn's score (None: no reference) and where it came from: the
+    passing rollouts of the same task (``rlstream.curation.turn_refs``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    message_index: int = Field(ge=0)
+    turn: int = Field(ge=0)
+    score: float | None = Field(default=None, ge=0.0, le=1.0)
+    source: TurnSource
+
 
 class ScoredRollout(BaseModel):
     """One graded rollout. ``score``/``passed`` combine the individual reward results.
@@ -27,6 +43,9 @@ class ScoredRollout(BaseModel):
     score: float = Field(ge=0.0, le=1.0)
     passed: bool
     reward_spec: str
+    #: per assistant turn, scored against the passing rollouts of the same task that the
+    #: grader saw (the whole file in batch; the batch's peers in the service); optional
+    turns: tuple[TurnScore, ...] = ()
 
     @property
     def task_key(self) -> str:

@@ -52,6 +52,16 @@ def resolve_config(dataset_dir: Path, config: TrainConfig) -> tuple[Manifest, Tr
     return manifest, config.model_copy(update={"method": method})
 
 
+#: tokens per row: conversation rows (short prompts), turn rows (agent prompts: a system
+#: policy of ~1,300 tokens on tau-bench, so system + trained turn + recent context fit)
+DEFAULT_MAX_LENGTH = {"conversation": 256, "turn": 2048}
+
+
+def default_max_length(dataset_dir: Path) -> int:
+    """The row length a dataset needs by default (its manifest's granularity)."""
+    return DEFAULT_MAX_LENGTH[load_manifest(dataset_dir).granularity]
+
+
 def method_rows(manifest: Manifest, config: TrainConfig) -> int:
     """Rows of the file of the config's (resolved) method, from the manifest."""
     entry = manifest.files.get(METHOD_FILES[method_of(config)])

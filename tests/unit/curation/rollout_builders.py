@@ -78,3 +78,27 @@ def rollout(
 
 def group(task: str, n: int, passes: int, start: int = 0) -> list[ScoredRollout]:
     return [rollout(task, start + i, i < passes) for i in range(n)]
+
+
+def call(name: str, **args: Any) -> ToolCall:
+    return ToolCall(id=f"c-{name}", name=name, arguments=args)
+
+
+def agent_rollout(
+    cid: str, passed: bool, steps: list[Any], task: str = "t1", user: str = "hi"
+) -> ScoredRollout:
+    """steps: a ToolCall (a call turn, answered by a tool result), a str (a reply, answered
+    by a user turn)."""
+    msgs = [Message(role="system", content="sys"), Message(role="user", content=user)]
+    for s in steps:
+        if isinstance(s, ToolCall):
+            msgs.append(Message(role="assistant", tool_calls=(s,)))
+            msgs.append(Message(role="tool", tool_call_id=s.id, name=s.name, content=f"ok {cid}"))
+        else:
+            msgs.append(Message(role="assistant", content=s))
+            msgs.append(Message(role="user", content=f"more {cid}"))
+    t = Transcript(conversation_id=cid, messages=tuple(msgs), task_key=task)
+    return ScoredRollout(
+        rollout_id=cid, transcript=t, results=(), score=float(passed), passed=passed,
+        reward_spec="outcome",
+    )  # fmt: skip

@@ -4,10 +4,10 @@ prefixes."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import orjson
 import pytest
+from tests.unit.curation.rollout_builders import agent_rollout as rollout
+from tests.unit.curation.rollout_builders import call as _call
 
 from rlstream.curation.turn_refs import (
     REPLY,
@@ -23,34 +23,8 @@ from rlstream.curation.turn_rows import (
     sft_turn_rows,
     turn_profile,
 )
-from rlstream.rollout import ScoredRollout
-from rlstream.transcript import Message, ToolCall, Transcript
 
 pytestmark = pytest.mark.unit
-
-
-def _call(name: str, **args: Any) -> ToolCall:
-    return ToolCall(id=f"c-{name}", name=name, arguments=args)
-
-
-def rollout(
-    cid: str, passed: bool, steps: list[Any], task: str = "t1", user: str = "hi"
-) -> ScoredRollout:
-    """steps: a ToolCall (a call turn, answered by a tool result), a str (a reply, answered
-    by a user turn)."""
-    msgs = [Message(role="system", content="sys"), Message(role="user", content=user)]
-    for s in steps:
-        if isinstance(s, ToolCall):
-            msgs.append(Message(role="assistant", tool_calls=(s,)))
-            msgs.append(Message(role="tool", tool_call_id=s.id, name=s.name, content=f"ok {cid}"))
-        else:
-            msgs.append(Message(role="assistant", content=s))
-            msgs.append(Message(role="user", content=f"more {cid}"))
-    t = Transcript(conversation_id=cid, messages=tuple(msgs), task_key=task)
-    return ScoredRollout(
-        rollout_id=cid, transcript=t, results=(), score=float(passed), passed=passed,
-        reward_spec="outcome",
-    )  # fmt: skip
 
 
 GET = _call("get_user", user_id="u1")

@@ -9,8 +9,13 @@ import typer
 from rlstream.curation import CurateOptions
 from rlstream.pipeline.batch import curate_file
 from rlstream.services.cli.common import friendly_errors, require_files, require_nonempty
+from rlstream.services.cli.curate_options import (
+    GranularityOpt,
+    HeldoutShareOpt,
+    granularity_of,
+    heldout_share_of,
+)
 from rlstream.services.cli.report import BarStages, print_curation
-from rlstream.settings import load_settings
 
 EXAMPLES = """
 
@@ -21,6 +26,8 @@ rlstream curate --in scored.jsonl --out dataset/
 rlstream curate --in scored.jsonl --out dataset/ --band 0.1 0.9 --hack-scan reject
 
 rlstream curate --in scored.jsonl --out dataset/ --heldout-share 0.2
+
+rlstream curate --in scored.jsonl --out dataset/ --granularity turn
 
 Writes manifest.json (hashes, counts, profile, lineage), grpo.jsonl, dpo.jsonl, sft.jsonl, heldout.jsonl and next_steps.md. A share of task keys (by hash of agent, reward spec and task key; default 10%, RLSTREAM_HELDOUT_SHARE) is held out: those prompts go only to heldout.jsonl, for `rlstream eval`. The same input always gives byte-identical files.
 """
@@ -34,10 +41,8 @@ def curate_command(
     min_group_size: int = typer.Option(2, help="smallest group worth keeping"),
     hack_scan: str = typer.Option("report", help="report | reject | off"),
     near_dup_threshold: float = typer.Option(0.8, help="MinHash Jaccard for near duplicates"),
-    heldout_share: float | None = typer.Option(
-        None,
-        help="share of task keys held out for evaluation [default: RLSTREAM_HELDOUT_SHARE or 0.1]",
-    ),
+    heldout_share: HeldoutShareOpt = None,
+    granularity: GranularityOpt = "auto",
 ) -> None:
     """Curate graded rollouts into a training dataset."""
     require_files([src])
@@ -47,7 +52,8 @@ def curate_command(
         min_group_size=min_group_size,
         hack_scan=hack_scan,
         near_dup_threshold=near_dup_threshold,
-        heldout_share=load_settings().heldout_share if heldout_share is None else heldout_share,
+        heldout_share=heldout_share_of(heldout_share),
+        granularity=granularity_of(granularity),
     )
     with BarStages() as bars:
         result, manifest = curate_file(src, dest, options, bars)

@@ -15,6 +15,12 @@ from rlstream.pipeline.batch import run_batch
 from rlstream.rewards.registry import available_rewards
 from rlstream.services.cli import ingest_options as flags
 from rlstream.services.cli.common import expand_inputs, friendly_errors
+from rlstream.services.cli.curate_options import (
+    GranularityOpt,
+    HeldoutShareOpt,
+    granularity_of,
+    heldout_share_of,
+)
 from rlstream.services.cli.report import ConsoleReport
 
 improve_app = typer.Typer(help="The whole batch pipeline in one command.", no_args_is_help=True)
@@ -26,6 +32,8 @@ EXAMPLES = """
 rlstream improve run --input logs/*.jsonl --reward customer_support --output out/
 
 rlstream improve run --input 'logs/**/*.jsonl.gz' export.json --reward outcome --output out/
+
+rlstream improve run --input agent_logs.jsonl --reward outcome --granularity turn --output out/
 
 rlstream improve run --input runs.jsonl --messages-field traj --task-key-field task_id --label-field answer --reward gsm8k --output out/
 
@@ -66,6 +74,8 @@ def improve_run(
     near_dup_merge: flags.NearDupOpt = False,
     max_rejects: flags.MaxRejectsOpt = None,
     band: tuple[float, float] = typer.Option((0.2, 0.8), help="curation pass-rate band"),
+    heldout_share: HeldoutShareOpt = None,
+    granularity: GranularityOpt = "auto",
 ) -> None:
     """Ingest → grade → profile → curate, writing every stage's file to OUTPUT."""
     specs = SpecResolver.from_options(reward, reward_config)
@@ -75,7 +85,12 @@ def improve_run(
     )  # fmt: skip
     files = expand_inputs([*inputs, *(more or [])])
     with ConsoleReport() as report:
-        run_batch([(files, options)], specs, output, CurateOptions(band=band), report)
+        curate_options = CurateOptions(
+            band=band,
+            heldout_share=heldout_share_of(heldout_share),
+            granularity=granularity_of(granularity),
+        )
+        run_batch([(files, options)], specs, output, curate_options, report)
 
 
 improve_run.__doc__ = (improve_run.__doc__ or "") + EXAMPLES

@@ -46,7 +46,14 @@ def train(
     ] = None,
     batch_size: Annotated[int, typer.Option(min=1)] = 8,
     learning_rate: Annotated[float | None, typer.Option(help="default: per method")] = None,
-    max_length: Annotated[int, typer.Option(min=16, help="tokens per training row")] = 256,
+    max_length: Annotated[
+        int | None,
+        typer.Option(
+            min=16,
+            help="tokens per training row; longer rows are cut from the left, keeping the "
+            "system prompt and the trained turn [default: 256, 2048 for turn-level datasets]",
+        ),
+    ] = None,
     seed: int = 0,
 ) -> None:
     """Train a LoRA adapter on a curated dataset (TRL built-in on CPU/one GPU, or OpenRLHF).
@@ -68,6 +75,7 @@ def train(
       rlstream train --dataset ds/ --launcher kubernetes --dry-run
     """
     from rlstream.training import TrainConfig
+    from rlstream.training.data import default_max_length
 
     if launcher not in ("local", "kubernetes"):
         raise ConfigError(f"--launcher must be local or kubernetes, not {launcher!r}")
@@ -76,7 +84,7 @@ def train(
         max_steps=max_steps,
         batch_size=batch_size,
         learning_rate=learning_rate,
-        max_length=max_length,
+        max_length=max_length or default_max_length(dataset),
         seed=seed,
         backend_args=tuple(backend_arg or ()),
         reward_config=str(reward_config) if reward_config else None,

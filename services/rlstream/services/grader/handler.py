@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from rlstream.curation.turn_refs import with_turn_scores
 from rlstream.delivery import (
     Action,
     Disposition,
@@ -79,8 +80,7 @@ class GraderHandler:
                 rejected.append(Rejected(it.record, verdict, exc))
                 continue
             by_spec.setdefault(spec.spec_id, (spec, []))[1].append(it)
-        scored: list[Item[ScoredRollout]] = []
-        fresh: set[int] = set()
+        graded: list[tuple[Item[Transcript], ScoredRollout]] = []
         for spec, items in by_spec.values():
             results = grade_many([i.value for i in items], spec)
             for it, res in zip(items, results, strict=True):
@@ -88,9 +88,15 @@ class GraderHandler:
                     verdict = Disposition(Action.DLQ, res.code, res.reason)
                     rejected.append(Rejected(it.record, verdict, None))
                 else:
-                    scored.append(Item(it.record, res))
-                    if res.transcript is not it.value:  # replaced: its bytes are not reusable
-                        fresh.add(id(scored[-1]))
+                    graded.append((it, res))
+        # per-turn scores against the passing peers of the same task in this batch
+        turned = with_turn_scores([res for _, res in graded])
+        scored = [Item(it.record, res) for (it, _), res in zip(graded, turned, strict=True)]
+        # a replaced transcript's bytes are not the consumed record's: send it in full
+        fresh = {
+            id(item) for item, (it, _) in zip(scored, graded, strict=True)
+            if item.value.transcript is not it.value
+        }  # fmt: skip
         return rejected + await self.publish(scored, fresh)
 
     async def publish(

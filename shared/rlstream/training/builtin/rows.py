@@ -42,3 +42,17 @@ def trl_rows(method: TrainMethod, rows: Sequence[dict[str, Any]]) -> list[dict[s
         }
         for r in rows
     ]
+
+
+def one_turn_rows(rows: Sequence[dict[str, Any]]) -> bool:
+    """Turn-level SFT rows (``loss_mask`` 1 on the last message only, as curation writes
+    them for multi-turn agents)."""
+    return bool(rows) and all(
+        isinstance(m := r.get("loss_mask"), list) and sum(m) == 1 and m[-1] == 1 for r in rows
+    )
+
+
+def as_prompt_completion(data_rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``messages`` -> ``prompt`` + ``completion`` (the last message): TRL then puts the loss
+    on that turn only, not on the earlier assistant turns of the prefix."""
+    return [{"prompt": r["messages"][:-1], "completion": r["messages"][-1:]} for r in data_rows]

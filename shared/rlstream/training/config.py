@@ -59,6 +59,14 @@ class TrainConfig(_Frozen):
     reward_config: str | None = None
     #: extra backend flags, ``--flag=value`` (builtin: TRL config fields; openrlhf: argv)
     backend_args: tuple[str, ...] = ()
+    #: GRPO in an environment (a ``rlstream.environments`` name): each grpo.jsonl row is a
+    #: task, and a rollout is a whole episode (max_new_tokens per turn); None = single turn
+    environment: str | None = None
+    #: the environment's options (python: {"domain": "module:attr"}; replay: {"logs": path})
+    environment_options: dict[str, Any] = Field(default_factory=dict)
+    #: assistant turns per episode, and the deadline of one environment call (seconds)
+    max_turns: int = Field(default=8, ge=1)
+    env_timeout_s: float = Field(default=30.0, gt=0)
 
 
 #: per-method defaults for the fields left None (LoRA rates; TRL's KL strengths)

@@ -153,6 +153,7 @@ def _metrics(
         "first_loss": outcome.get("first_loss"),
         "last_loss": outcome.get("last_loss"),
         "reward": outcome.get("reward", {}),
+        "environment": outcome.get("environment", {}),
         "skipped_rows": outcome.get("skipped_rows", {}),
         "row_fit": outcome.get("row_fit", {}),
         "curve": outcome.get("curve", []),

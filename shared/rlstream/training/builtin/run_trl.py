@@ -8,11 +8,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rlstream.environments.trl_adapter import EpisodeRollout, environment_reward
 from rlstream.errors import ConfigError
 from rlstream.grading import SpecResolver
 from rlstream.training.builtin.fit import fit_sft_rows
+from rlstream.training.builtin.multiturn import environment_rows
 from rlstream.training.builtin.recorder import Recorder, finite
-from rlstream.training.builtin.rows import trl_rows
+from rlstream.training.builtin.rows import as_prompt_completion, one_turn_rows, trl_rows
 from rlstream.training.builtin.trl_args import TRAINER_CLASSES, config_class
 from rlstream.training.chat import training_template
 from rlstream.training.config import Progress, TrainConfig, method_of
@@ -60,6 +62,7 @@ def build_trainer(
     tok: Any,
     kwargs: dict[str, Any],
     recorder: Recorder,
+    rollout: EpisodeRollout | None = None,
 ) -> tuple[Any, GrpoReward | None]:
     """The TRL trainer over ``data_rows`` (already in TRL's columns, :func:`trl_rows`)."""
     import trl
@@ -78,7 +81,10 @@ def build_trainer(
         "callbacks": [recorder],
     }
     reward = None
-    if config.method == "grpo":
+    if rollout is not None:  # multi-turn: whole episodes, the environment's reward
+        common["reward_funcs"] = [environment_reward]
+        common["rollout_func"] = rollout
+    elif config.method == "grpo":
         reward = GrpoReward(specs)
         common["reward_funcs"] = [reward]
     trainer = getattr(trl, TRAINER_CLASSES[config.method])(**common)
@@ -101,7 +107,10 @@ def run_trl(
 
     t0 = time.perf_counter()
     skipped: dict[str, int] = {}
-    if config.method == "grpo":
+    rollout: EpisodeRollout | None = None
+    if config.method == "grpo" and config.environment is not None:
+        rows, rollout, skipped = environment_rows(config, rows)
+    elif config.method == "grpo":
         specs = SpecResolver(
             config_path=Path(config.reward_config) if config.reward_config else None
         )
@@ -109,11 +118,13 @@ def run_trl(
         if not rows:
             raise ConfigError(f"no GRPO row can be graded on fresh samples: {skipped}")
     tok = load_tokenizer(base_model)
-    data_rows = trl_rows(method_of(config), rows)
+    data_rows = rows if rollout is not None else trl_rows(method_of(config), rows)
     row_fit: dict[str, int] = {}
     if config.method == "sft":
         # before the model loads: a run with no row that fits stops here, saying why
         data_rows, row_fit = fit_sft_rows(tok, data_rows, config.max_length)
+        if one_turn_rows(rows):
+            data_rows = as_prompt_completion(data_rows)
     set_seed(config.seed)
     model = load_model(base_model, device, bool(kwargs.get("bf16")))
     recorder = Recorder(progress)
@@ -121,7 +132,9 @@ def run_trl(
         # peft 0.21 and TRL 1.16 read transformers' deprecated ``is_gradient_checkpointing``
         # alias: not ours to fix, and warnings-as-errors (pytest here) would stop every run
         warnings.filterwarnings("ignore", ".*is_gradient_checkpointing.*", FutureWarning)
-        trainer, reward = build_trainer(config, data_rows, model, tok, kwargs, recorder)
+        # TRL marks rollout_func experimental: we pin TRL and test the hook we use
+        warnings.filterwarnings("ignore", ".*'rollout_func'.*experimental.*", UserWarning)
+        trainer, reward = build_trainer(config, data_rows, model, tok, kwargs, recorder, rollout)
         load_s = time.perf_counter() - t0
         trainer.train()
     losses = recorder.losses()
@@ -144,6 +157,8 @@ def run_trl(
             "errors": reward.errors,
             "last_error": reward.last_error,
         }
+    if rollout is not None:
+        out["environment"] = {"name": config.environment, **rollout.stats.summary()}
     if not finite(losses):
         out["reason"] = f"the loss is not finite: {losses}"
         return out

@@ -79,9 +79,11 @@ def trl_kwargs(config: TrainConfig, output_dir: Path, device: str, bf16: bool) -
                 f"GRPO: batch_size {config.batch_size} must be a multiple of num_generations "
                 f"{config.num_generations} (each prompt's group is sampled in one batch)"
             )
+        # multi-turn: max_new_tokens per turn, the episode's completion budget all turns
+        turns = config.max_turns if config.environment is not None else 1
         kw |= {
             "num_generations": config.num_generations,
-            "max_completion_length": config.max_new_tokens,
+            "max_completion_length": config.max_new_tokens * turns,
             "temperature": config.temperature,
             "beta": beta,
         }

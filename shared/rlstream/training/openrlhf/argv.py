@@ -34,6 +34,8 @@ class RunPaths:
     reward_file: Path
     adapter: Path
     checkpoints: Path
+    #: multi-turn: the agent file (``--train.agent_func_path``) replaces the reward file
+    agent_file: Path | None = None
 
 
 def num(value: float) -> str:
@@ -58,6 +60,19 @@ def _kl(beta: float) -> list[str]:
     ]
 
 
+def _reward_source(paths: RunPaths) -> list[str]:
+    """The reward file, or for multi-turn the agent file (OpenRLHF then sets
+    ``reward.remote_url = "agent"`` itself: the episode's reward is the agent's)."""
+    if paths.agent_file is not None:
+        return ["--train.agent_func_path", str(paths.agent_file)]
+    return ["--reward.remote_url", str(paths.reward_file)]
+
+
+def _turns(config: TrainConfig) -> int:
+    """Multi-turn: max_new_tokens per turn, so the episode's budget is all its turns."""
+    return config.max_turns if getattr(config, "environment", None) else 1
+
+
 def base_args(model: str, config: TrainConfig, rows: int, paths: RunPaths) -> list[str]:
     """Flags the adapter sets: one GPU, vLLM colocated and asleep between phases, LoRA."""
     n = config.num_generations
@@ -69,14 +84,14 @@ def base_args(model: str, config: TrainConfig, rows: int, paths: RunPaths) -> li
         *("--data.prompt_dataset", str(paths.prompts)),
         *("--data.input_key", "prompt", "--data.label_key", "label"),
         "--data.apply_chat_template",
-        *("--reward.remote_url", str(paths.reward_file)),
+        *_reward_source(paths),
         *("--algo.advantage.estimator", "group_norm"),
         *("--rollout.n_samples_per_prompt", str(n)),
         *("--rollout.batch_size", str(rollout)),
         *("--train.batch_size", str(rollout * n)),
         *("--train.num_episodes", str(episodes)),
         *("--train.max_epochs", "1"),
-        *("--rollout.max_new_tokens", str(config.max_new_tokens)),
+        *("--rollout.max_new_tokens", str(config.max_new_tokens * _turns(config))),
         *("--rollout.temperature", num(config.temperature)),
         *("--data.max_len", str(config.max_length)),
         *("--actor.adam.lr", num(resolved(config.learning_rate, "learning_rate"))),

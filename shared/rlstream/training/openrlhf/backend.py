@@ -34,7 +34,7 @@ from rlstream.training.config import (
     effective,
 )
 from rlstream.training.data import resolve_method
-from rlstream.training.openrlhf import reward_file
+from rlstream.training.openrlhf import agent_file, reward_file
 from rlstream.training.openrlhf.pin import OPENRLHF_VERSION, check_installed
 from rlstream.training.openrlhf.prepare import WORK_DIR, Prepared, prepare
 
@@ -77,13 +77,13 @@ class OpenRLHFBackend:
     def plan(
         self, dataset_dir: Path, base_model: str | Path, config: TrainConfig, output_dir: Path
     ) -> TrainPlan:
-        """The command and the files it writes (GRPO: the reward file; the prompt file by
-        path, row count and sha256)."""
+        """The command and the files it writes (GRPO: the reward file, or in an
+        environment the agent file; the prompt file by path, row count and sha256)."""
         p = self._prepare(dataset_dir, base_model, config, output_dir)
         files = {
             f"{WORK_DIR}/{path.name}": data.decode()
             for path, data in p.files.items()
-            if path.name == reward_file.FILE_NAME
+            if path.name in (reward_file.FILE_NAME, agent_file.FILE_NAME)
         }
         return TrainPlan.of(
             self.name,

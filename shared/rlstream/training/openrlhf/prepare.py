@@ -69,6 +69,10 @@ def prepare(
     follows the dataset (:func:`rlstream.training.data.resolve_method`, as every path)."""
     manifest = verify_dataset(dataset_dir)
     chosen = resolve_method(manifest, method)
+    if chosen == "grpo" and getattr(config, "environment", None):
+        from rlstream.training.openrlhf.multiturn import grpo_env  # it imports this module
+
+        return grpo_env(dataset_dir, manifest.dataset_id, model, config, output_dir)
     if chosen == "grpo":
         return _grpo(dataset_dir, manifest.dataset_id, model, config, output_dir)
     cli = SFT if chosen == "sft" else DPO

@@ -1,0 +1,76 @@
+"""Multi-turn GRPO on the builtin backend: grpo.jsonl rows as environment tasks.
+
+With ``TrainConfig.environment`` set, each row is one task for that environment: its
+``task`` object, else its ``label`` parsed as a JSON object. Every task is reset once here
+(under the deadline) to get its opening messages, the prompt column TRL samples from; a
+task whose reset fails is skipped and counted, and a run with no task left stops before
+the model loads. Rollouts are whole episodes
+(:class:`rlstream.environments.trl_adapter.EpisodeRollout`); the reward is the episode's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from rlstream.environments import EnvironmentFailure, environment_factory
+from rlstream.environments.episode import opening
+from rlstream.environments.render import message_dict
+from rlstream.environments.trl_adapter import EpisodeRollout
+from rlstream.errors import ConfigError
+from rlstream.training.chat import normalise_message
+from rlstream.training.config import TrainConfig
+
+
+def task_of(row: dict[str, Any]) -> dict[str, Any] | None:
+    """A row's environment task: ``task``, else the label as a JSON object."""
+    task = row.get("task")
+    if isinstance(task, dict):
+        return task
+    label = row.get("label")
+    if isinstance(label, str):
+        try:
+            label = orjson.loads(label)
+        except orjson.JSONDecodeError:
+            return None
+    return label if isinstance(label, dict) else None
+
+
+def environment_rows(
+    config: TrainConfig, rows: Sequence[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], EpisodeRollout, dict[str, int]]:
+    """(TRL prompt rows, the rollout function, skipped rows by reason)."""
+    if config.environment is None:
+        raise ConfigError("environment_rows needs TrainConfig.environment")
+    factory = environment_factory(config.environment, **config.environment_options)
+    tasks: list[dict[str, Any]] = []
+    openings: list[list[dict[str, Any]]] = []
+    skipped: dict[str, int] = {}
+    for row in rows:
+        task = task_of(row)
+        if task is None:
+            reason = "no environment task (task or JSON-object label)"
+            skipped[reason] = skipped.get(reason, 0) + 1
+            continue
+        try:
+            msgs, _ = asyncio.run(opening(factory(), task, config.env_timeout_s))
+        except EnvironmentFailure as exc:
+            reason = f"reset failed: {exc}"[:200]
+            skipped[reason] = skipped.get(reason, 0) + 1
+            continue
+        tasks.append(task)
+        openings.append([normalise_message(message_dict(m)) for m in msgs])
+    if not tasks:
+        raise ConfigError(f"no environment task to train on: {skipped or 'no rows'}")
+    rollout = EpisodeRollout(
+        factory,
+        tasks,
+        openings,
+        max_turns=config.max_turns,
+        turn_tokens=config.max_new_tokens,
+        timeout_s=config.env_timeout_s,
+    )
+    return [{"prompt": o} for o in openings], rollout, skipped

@@ -156,7 +156,10 @@ def token_provider(settings: Settings) -> AbstractTokenProvider | None:
             obj = getattr(obj, part)
     except (ImportError, AttributeError) as exc:
         raise ConfigError(f"{name}={ref!r}: cannot import it ({exc})") from exc
-    provider = obj if isinstance(obj, AbstractTokenProvider) else obj()
+    try:
+        provider = obj if isinstance(obj, AbstractTokenProvider) else obj()
+    except Exception as exc:  # a factory that needs arguments, or fails
+        raise ConfigError(f"{name}={ref!r}: calling it failed ({exc!r})") from exc
     if not isinstance(provider, AbstractTokenProvider):
         raise ConfigError(
             f"{name}={ref!r} gave {type(provider).__name__}, not an "

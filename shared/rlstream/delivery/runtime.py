@@ -126,15 +126,15 @@ class Runtime:
             self._profiler.enable()
         if s.health_port >= 0:
             self.health_port = await self.health.start(s.health_host, s.health_port)
+        from rlstream.storage import Store, prepare_schema
+        from rlstream.storage.embedded import resolve_dsn
+
+        dsn = resolve_dsn(s, service=True)  # a missing DSN fails now, not after Kafka
         await wait_for_kafka(
             s,
             lambda line: self.health.set_ready(False, line or "starting"),
             reporter=self._kafka_line,
         )
-        from rlstream.storage import Store, prepare_schema
-        from rlstream.storage.embedded import resolve_dsn
-
-        dsn = resolve_dsn(s, service=True)
         await prepare_schema(dsn, migrate=s.migrate_on_start)
         self.store = await Store.connect(dsn, max_size=s.pg_pool_max)
         if s.redis_url is not None:

@@ -7,7 +7,7 @@ from typing import Any, cast
 import asyncpg
 import orjson
 
-from rlstream.errors import TransientError
+from rlstream.storage.pgconnect import CONNECT_ERRORS, check_ssl_files, connect_error
 
 
 def dumps(value: Any) -> str:
@@ -23,12 +23,13 @@ async def _init_connection(conn: asyncpg.Connection) -> None:
 
 async def create_pool(dsn: str, *, min_size: int = 1, max_size: int = 10) -> asyncpg.Pool:
     """An asyncpg pool whose jsonb columns decode to Python values."""
+    check_ssl_files(dsn)
     try:
         pool = await asyncpg.create_pool(
             dsn, min_size=min_size, max_size=max_size, init=_init_connection
         )
-    except (OSError, asyncpg.CannotConnectNowError) as exc:
-        raise TransientError(f"cannot connect to postgres: {exc}") from exc
+    except CONNECT_ERRORS as exc:
+        raise connect_error(exc) from exc
     return cast(asyncpg.Pool, pool)
 
 

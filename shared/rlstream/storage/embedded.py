@@ -14,6 +14,7 @@ from typing import Any
 
 from rlstream.errors import ConfigError
 from rlstream.settings import Settings
+from rlstream.storage.pgconnect import tls_dsn
 
 _servers: dict[Path, Any] = {}
 
@@ -64,14 +65,23 @@ def stop_embedded_postgres(data_dir: Path) -> None:
         server.cleanup()
 
 
-def resolve_dsn(settings: Settings) -> str:
-    """The configured DSN, or the embedded server's under ``settings.data_dir`` (unless
-    ``require_postgres_dsn``: then a missing DSN is a ConfigError that says what to check)."""
+def resolve_dsn(settings: Settings, *, service: bool = False) -> str:
+    """The configured DSN (with ``postgres_ssl_rootcert`` added), or the embedded server's
+    under ``settings.data_dir``. A missing DSN is a ConfigError that says what to check
+    when ``require_postgres_dsn`` is set, and for a ``service`` (a streaming deployable)
+    unless ``embedded_postgres`` asks for the one-pod demo: replicas that each embed a
+    database of their own would silently split the system of record."""
     if settings.postgres_dsn is not None:
-        return settings.postgres_dsn.get_secret_value()
+        return tls_dsn(settings.postgres_dsn.get_secret_value(), settings.postgres_ssl_rootcert)
     if settings.require_postgres_dsn:
         raise ConfigError(
             "RLSTREAM_POSTGRES_DSN is not set but RLSTREAM_REQUIRE_POSTGRES_DSN is: check that "
             "the Secret (the chart's existingSecret) has a key named RLSTREAM_POSTGRES_DSN"
+        )
+    if service and not settings.embedded_postgres:
+        raise ConfigError(
+            "RLSTREAM_POSTGRES_DSN is not set: a service needs the shared database "
+            "(RLSTREAM_EMBEDDED_POSTGRES=true starts a private embedded PostgreSQL under "
+            "RLSTREAM_DATA_DIR instead, for a one-pod demo only)"
         )
     return start_embedded_postgres(settings.data_dir)

@@ -22,6 +22,7 @@ import asyncpg
 
 from rlstream.errors import ConfigError
 from rlstream.storage.errors import MigrationError
+from rlstream.storage.pgconnect import connect
 
 #: arbitrary, fixed key for pg_advisory_lock (ASCII "rlstrmig")
 ADVISORY_LOCK_KEY = 0x726C7374726D6967
@@ -101,7 +102,7 @@ async def upgrade(dsn: str) -> list[int]:
     (editing history silently would make two databases with the same version differ), and
     when the database holds a migration this code does not know (:class:`SchemaNewerError`).
     """
-    conn = await asyncpg.connect(dsn)
+    conn = await connect(dsn)
     try:
         await conn.execute("SELECT pg_advisory_lock($1)", ADVISORY_LOCK_KEY)
         try:
@@ -141,7 +142,7 @@ async def upgrade(dsn: str) -> list[int]:
 
 async def current(dsn: str) -> int | None:
     """The highest applied version, or None on a database never upgraded."""
-    conn = await asyncpg.connect(dsn)
+    conn = await connect(dsn)
     try:
         applied = await _applied(conn)
         return max(applied) if applied else None
@@ -159,7 +160,7 @@ async def check_schema(dsn: str) -> int:
 
     For processes that must not migrate (the chart's hook Job does it before they start).
     """
-    conn = await asyncpg.connect(dsn)
+    conn = await connect(dsn)
     try:
         applied = await _applied(conn)
     finally:

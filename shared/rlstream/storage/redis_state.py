@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from pathlib import Path
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from rlstream.errors import ConfigError
 from rlstream.rollout import ScoredRollout
 from rlstream.storage.locks import Locks
 from rlstream.storage.neardup import NearDupIndex
 from rlstream.storage.records import GroupKey, GroupStats
+from rlstream.storage.redisconnect import redis_client, redis_error
 
 DEFAULT_TTL_S = 7 * 24 * 3600
 
@@ -75,9 +78,29 @@ class RedisState:
 
     @classmethod
     def from_url(
-        cls, url: str, *, namespace: str = "rlstream", ttl_s: int = DEFAULT_TTL_S
+        cls,
+        url: str,
+        *,
+        namespace: str = "rlstream",
+        ttl_s: int = DEFAULT_TTL_S,
+        cafile: Path | None = None,
     ) -> RedisState:
-        return cls(Redis.from_url(url), namespace=namespace, ttl_s=ttl_s)
+        """``url``: ``redis://`` or ``rediss://`` (TLS), with ``user:password@`` for an ACL
+        user; ``cafile``: the CA a ``rediss://`` server's certificate must chain to."""
+        return cls(redis_client(url, cafile), namespace=namespace, ttl_s=ttl_s)
+
+    async def check(self) -> bool:
+        """At start: ConfigError (one line naming the setting) when Redis refuses the
+        credentials or its certificate; False when it is merely unreachable (readiness
+        reports that, the service keeps trying)."""
+        try:
+            await self.redis.ping()  # type: ignore[misc]
+        except (OSError, RedisError) as exc:
+            error = redis_error(exc)
+            if isinstance(error, ConfigError):
+                raise error from exc
+            return False
+        return True
 
     async def ping(self) -> bool:
         """True when Redis answers (for readiness probes)."""

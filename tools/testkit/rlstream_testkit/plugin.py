@@ -9,6 +9,10 @@ Fixture contract (other tests rely on these names):
   postgres_dsn -> DSN of a fresh database for this session
   postgres_dsn_factory -> () -> DSN of another fresh database
   redis_url -> "redis://127.0.0.1:PORT/0"
+  postgres_tls -> PostgresTLSServer (Debian's PostgreSQL 15, TLS only, a SCRAM user):
+    .create_database() -> a sslmode=verify-full DSN, .cafile, .dsn(db, password=...)
+  redis_tls -> RedisTLSServer (redis-server 7, TLS only, an ACL user): .url (rediss://),
+    .cafile, .url_for(password)
   kube -> KubeServer (.server, .token, .kubeconfig, .limited_token, .limited_kubeconfig)
   helm_bin -> Path of the helm binary
   skaffold_bin -> Path of the skaffold binary (tools/harness/ensure-skaffold.sh)
@@ -42,8 +46,8 @@ from .servers import SERVER_TIERS, Servers
 
 TIER_FIXTURES: dict[str, set[str]] = {
     "kafka": {"kafka", "kafka_bootstrap", "kafka_secure"},
-    "postgres": {"postgres_dsn", "postgres_dsn_factory"},
-    "redis": {"redis_url"},
+    "postgres": {"postgres_dsn", "postgres_dsn_factory", "postgres_tls"},
+    "redis": {"redis_url", "redis_tls"},
     "k8s": {"kube"},
     "helm": {"helm_bin"},
     "skaffold": {"skaffold_bin"},
@@ -318,6 +322,36 @@ def postgres_dsn(postgres_dsn_factory: Callable[[], str]) -> str:
 @pytest.fixture(scope="session")
 def redis_url() -> str:
     return str(_server("redis").url)
+
+
+@pytest.fixture(scope="session")
+def postgres_tls() -> Iterator[Any]:
+    """PostgreSQL over TLS only (tools/harness/ensure-tlsdb.sh), started on first use."""
+    from .tlsdb import PostgresTLSServer
+
+    _need("tlsdb")
+    assert S.rundir is not None
+    server = PostgresTLSServer(S.rundir / "postgres-tls")
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_tls() -> Iterator[Any]:
+    """redis-server 7 over TLS only with an ACL user, started on first use."""
+    from .tlsdb import RedisTLSServer
+
+    _need("tlsdb")
+    assert S.rundir is not None
+    server = RedisTLSServer(S.rundir / "redis-tls")
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture(scope="session")

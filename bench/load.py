@@ -11,6 +11,12 @@ conversations to ``rlstream.conversations.raw`` and reads ``rlstream.scored.v1``
 
     .venv/bin/python bench/load.py --n 20000
     .venv/bin/python bench/load.py --n 10000 --rate 2500
+    .venv/bin/python bench/load.py --n 3000 --compare-security
+
+``--security sasl_ssl`` (or ``mtls``) runs every Kafka client (the services and the bench's
+own producer and consumer) through the harness's secured broker (SASL_SSL with
+SCRAM-SHA-512, or TLS with client certificates); ``--compare-security`` measures PLAINTEXT
+and SASL_SSL on that same broker in one run, one after the other, and prints the ratio.
 """
 
 from __future__ import annotations
@@ -18,12 +24,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import time
+from pathlib import Path
+from typing import Any
 
 import orjson
 from aiokafka import AIOKafkaProducer
 
-from _services import Stack, conversation, read_topic, start_stack
+from _services import Stack, conversation, read_topic, start_servers
+from rlstream.delivery.kafka_security import client_kwargs
 from rlstream.events import topics
+from rlstream.settings import Settings
 
 
 def records(n: int, tasks: int, tag: str) -> list[tuple[bytes, bytes]]:
@@ -34,11 +44,25 @@ def records(n: int, tasks: int, tag: str) -> list[tuple[bytes, bytes]]:
     return out
 
 
+def security_kwargs(env: dict[str, str]) -> dict[str, Any]:
+    """The bench's own clients connect as the services do (same RLSTREAM_KAFKA_* values)."""
+    fields = {k.removeprefix("RLSTREAM_").lower(): v for k, v in env.items()}
+    return client_kwargs(Settings(**{k: v for k, v in fields.items() if k.startswith("kafka_")}))
+
+
 async def produce_paced(
-    bootstrap: str, topic: str, recs: list[tuple[bytes, bytes]], rate: float | None
+    bootstrap: str,
+    topic: str,
+    recs: list[tuple[bytes, bytes]],
+    rate: float | None,
+    security: dict[str, Any],
 ) -> float:
     prod = AIOKafkaProducer(
-        bootstrap_servers=bootstrap, linger_ms=5, acks="all", max_batch_size=1 << 20
+        bootstrap_servers=bootstrap,
+        linger_ms=5,
+        acks="all",
+        max_batch_size=1 << 20,
+        **security,
     )
     await prod.start()
     t0 = time.perf_counter()
@@ -57,13 +81,16 @@ async def produce_paced(
     return time.perf_counter() - t0
 
 
-async def wait_scored(st: Stack, n: int, timeout: float) -> list:
+async def wait_scored(
+    bootstrap: str, st: Stack, n: int, timeout: float, security: dict[str, Any]
+) -> list:
     deadline = time.monotonic() + timeout
     from aiokafka import AIOKafkaConsumer
 
     cons = AIOKafkaConsumer(
         st.topic(topics.SCORED),
-        bootstrap_servers=st.bootstrap,
+        bootstrap_servers=bootstrap,
+        **security,
         auto_offset_reset="earliest",
         group_id=None,
         enable_auto_commit=False,
@@ -98,6 +125,79 @@ def pct(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else float("nan")
 
 
+def measure(a: argparse.Namespace, srv: dict[str, Any], workdir: Path, security: str) -> dict:
+    """One run of the pipeline with every Kafka client on ``security``; prints its lines."""
+    kafka = srv["kafka_secure"] if "kafka_secure" in srv else srv["kafka"]
+    kenv = kafka.env(security) if hasattr(kafka, "env") else {}
+    env = {
+        "RLSTREAM_BATCH_MAX_RECORDS": str(a.batch),
+        "RLSTREAM_LOG_LEVEL": "WARNING",
+        "RLSTREAM_PRODUCER_COMPRESSION": a.compression,
+        **({"RLSTREAM_PROFILE_PATH": a.profile} if a.profile else {}),
+        **kenv,
+    }
+    # the Stack creates topics and reads raw timestamps over PLAINTEXT (not measured)
+    st = Stack(
+        kafka.bootstrap, srv["postgres"].create_database(), srv["redis"].url, workdir, env=env
+    )
+    bootstrap, sec = env.get("RLSTREAM_KAFKA_BOOTSTRAP", kafka.bootstrap), security_kwargs(env)
+    try:
+        st.create_topics(partitions=a.partitions)
+        st.start(*(["ingest"] * a.ingest + ["grader"] * a.grader))
+        raw = st.topic(topics.CONVERSATIONS_RAW)
+        # warm up (imports, JIT caches, first group join) outside the measurement
+        asyncio.run(produce_paced(bootstrap, raw, records(200, 50, "warm"), None, sec))
+        asyncio.run(wait_scored(bootstrap, st, 200, 120, sec))
+        recs = records(a.n, a.tasks, "c")
+        raw_ts: dict[str, int] = {}
+        procs = [p for p in st.procs if p.proc is not None]
+        cpu0 = {id(p): cpu_s(p.proc.pid) for p in procs}
+        produce_s = asyncio.run(produce_paced(bootstrap, raw, recs, a.rate, sec))
+        for r in asyncio.run(read_topic(st.bootstrap, raw, 60)):
+            raw_ts[r.key.decode()] = r.timestamp
+        scored = asyncio.run(wait_scored(bootstrap, st, a.n + 200, a.timeout, sec))
+        cpu: dict[str, float] = {}
+        for p in procs:
+            cpu[p.name] = cpu.get(p.name, 0.0) + cpu_s(p.proc.pid) - cpu0[id(p)]
+    finally:
+        st.stop_all()
+    lat = []
+    last = 0
+    first = min(v for k, v in raw_ts.items() if not k.startswith("warm"))
+    got = 0
+    for r in scored:
+        cid = orjson.loads(r.value)["transcript"]["conversation_id"]
+        if cid.startswith("warm"):
+            continue
+        got += 1
+        lat.append((r.timestamp - raw_ts[cid]) / 1000)
+        last = max(last, r.timestamp)
+    span = (last - first) / 1000
+    tag = f"load[{security}]"
+    print(
+        f"{tag}: processes ingest={a.ingest} grader={a.grader} partitions={a.partitions} "
+        f"batch={a.batch} rate={'max' if a.rate is None else a.rate} "
+        f"compression={a.compression} kafka={security}"
+    )
+    print(f"{tag}: produced {a.n} in {produce_s:.2f}s ({a.n / produce_s:.0f}/s)")
+    throughput = got / span if span else 0.0
+    print(
+        f"{tag}: conversations={a.n} scored={got} e2e_s={span:.2f} "
+        f"throughput={throughput:.0f}/s "
+        f"p50_ms={pct(lat, 0.5) * 1000:.0f} p99_ms={pct(lat, 0.99) * 1000:.0f} "
+        f"max_ms={max(lat, default=0) * 1000:.0f}"
+    )
+    per = {k: v / max(got, 1) * 1e6 for k, v in cpu.items()}
+    total = sum(per.values())
+    print(
+        f"{tag}: service CPU per conversation: "
+        + " ".join(f"{k}={v:.0f}us" for k, v in per.items())
+        + f" total={total:.0f}us -> {1e6 / total:.0f}/s per dedicated core, "
+        f"{2e6 / total:.0f}/s on 2 cores (services only; broker/PG not counted)"
+    )
+    return {"throughput": throughput, "cpu_us": total, "p50_ms": pct(lat, 0.5) * 1000}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=int, default=20000)
@@ -110,74 +210,36 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--compression", default="none", help="services' producer compression")
     ap.add_argument("--profile", default=None, help="cProfile the services: stats prefix path")
+    ap.add_argument(
+        "--security",
+        choices=("plaintext", "sasl_ssl", "mtls"),
+        default="plaintext",
+        help="how every Kafka client connects (sasl_ssl: SCRAM-SHA-512 over TLS)",
+    )
+    ap.add_argument(
+        "--compare-security",
+        action="store_true",
+        help="run plaintext, then sasl_ssl, on the same secured broker; print the ratio",
+    )
     a = ap.parse_args()
 
-    servers, st = start_stack(
-        {
-            "RLSTREAM_BATCH_MAX_RECORDS": str(a.batch),
-            "RLSTREAM_LOG_LEVEL": "WARNING",
-            "RLSTREAM_PRODUCER_COMPRESSION": a.compression,
-            **({"RLSTREAM_PROFILE_PATH": a.profile} if a.profile else {}),
-        }
+    modes = ["plaintext", "sasl_ssl"] if a.compare_security else [a.security]
+    secure = any(m != "plaintext" for m in modes)
+    servers, srv, rundir = start_servers(
+        ("kafka_secure" if secure else "kafka", "postgres", "redis")
     )
     try:
-        st.create_topics(partitions=a.partitions)
-        st.start(*(["ingest"] * a.ingest + ["grader"] * a.grader))
-        # warm up (imports, JIT caches, first group join) outside the measurement
-        asyncio.run(
-            produce_paced(
-                st.bootstrap, st.topic(topics.CONVERSATIONS_RAW), records(200, 50, "warm"), None
-            )
-        )
-        asyncio.run(wait_scored(st, 200, 120))
-        recs = records(a.n, a.tasks, "c")
-        raw_ts: dict[str, int] = {}
-        procs = [p for p in st.procs if p.proc is not None]
-        cpu0 = {id(p): cpu_s(p.proc.pid) for p in procs}
-        produce_s = asyncio.run(
-            produce_paced(st.bootstrap, st.topic(topics.CONVERSATIONS_RAW), recs, a.rate)
-        )
-        for r in asyncio.run(read_topic(st.bootstrap, st.topic(topics.CONVERSATIONS_RAW), 60)):
-            raw_ts[r.key.decode()] = r.timestamp
-        scored = asyncio.run(wait_scored(st, a.n + 200, a.timeout))
-        cpu = {}
-        for p in procs:
-            cpu[p.name] = cpu.get(p.name, 0.0) + cpu_s(p.proc.pid) - cpu0[id(p)]
-        lat = []
-        last = 0
-        first = min(v for k, v in raw_ts.items() if not k.startswith("warm"))
-        got = 0
-        for r in scored:
-            cid = orjson.loads(r.value)["transcript"]["conversation_id"]
-            if cid.startswith("warm"):
-                continue
-            got += 1
-            lat.append((r.timestamp - raw_ts[cid]) / 1000)
-            last = max(last, r.timestamp)
-        span = (last - first) / 1000
-        print(
-            f"load: processes ingest={a.ingest} grader={a.grader} partitions={a.partitions} "
-            f"batch={a.batch} rate={'max' if a.rate is None else a.rate} "
-            f"compression={a.compression}"
-        )
-        print(f"load: produced {a.n} in {produce_s:.2f}s ({a.n / produce_s:.0f}/s)")
-        print(
-            f"load: conversations={a.n} scored={got} e2e_s={span:.2f} "
-            f"throughput={got / span if span else 0:.0f}/s "
-            f"p50_ms={pct(lat, 0.5) * 1000:.0f} p99_ms={pct(lat, 0.99) * 1000:.0f} "
-            f"max_ms={max(lat, default=0) * 1000:.0f}"
-        )
-        per = {k: v / max(got, 1) * 1e6 for k, v in cpu.items()}
-        total = sum(per.values())
-        print(
-            "load: service CPU per conversation: "
-            + " ".join(f"{k}={v:.0f}us" for k, v in per.items())
-            + f" total={total:.0f}us -> {1e6 / total:.0f}/s per dedicated core, "
-            f"{2e6 / total:.0f}/s on 2 cores (services only; broker/PG not counted)"
-        )
+        res = {m: measure(a, srv, rundir / f"stack-{m}", m) for m in modes}
     finally:
-        st.stop_all()
         servers.stop_all()
+    if a.compare_security:
+        base, sec = res["plaintext"], res["sasl_ssl"]
+        print(
+            f"load: sasl_ssl/plaintext throughput={sec['throughput'] / base['throughput']:.2f}x "
+            f"({sec['throughput']:.0f}/s vs {base['throughput']:.0f}/s) "
+            f"service_cpu={sec['cpu_us'] / base['cpu_us']:.2f}x "
+            f"p50={sec['p50_ms']:.0f}ms vs {base['p50_ms']:.0f}ms"
+        )
 
 
 if __name__ == "__main__":

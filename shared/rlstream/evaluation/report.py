@@ -79,6 +79,7 @@ Candidate `{c["model"]["label"]}`: {c["model"]["base"]}{" + " + c["model"]["adap
 {data["heldout"]["prompts"]} held-out prompts (`{data["heldout"]["path"]}`, sha256
 `{data["heldout"]["sha256"][:16]}`{_by_release(data["heldout"])}), the same for both models; decoding: {mode},
 max_new_tokens {dec["max_new_tokens"]}, seed {dec["seed"]}; reward spec `{data["reward_spec"]}`.
+{_FORMS.get(str(data["heldout"].get("form")), "")}
 Leakage check: {"; ".join(data["leakage"]["sources"]) or "no training lineage given"}.
 
 | metric | baseline | candidate | change |
@@ -93,6 +94,16 @@ display only: [{d["ci_low"]:+.3f}, {d["ci_high"]:+.3f}] ({d["method"]}).
 
 ![pass@k](passk.svg) ![per-prompt difference](diff_hist.svg) ![rewards](rewards.svg)
 """
+
+
+_FORMS = {
+    "next_action": "Form: **next action**. Each prompt is a held-out conversation up to a turn "
+    "(earlier calls and tool results included); only the generated turn is graded, against "
+    "the calls the task's passing rollouts made at that point (the dataset is turn-level: "
+    "whole multi-turn episodes cannot be graded from logs alone).",
+    "first_turn": "Form: **first turn**. Each prompt is a held-out conversation's opening; "
+    "the generated reply is graded by the reward spec.",
+}
 
 
 def _by_release(heldout: dict[str, Any]) -> str:

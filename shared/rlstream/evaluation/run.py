@@ -132,6 +132,14 @@ def eval_spec(text: str, specs: SpecResolver | None = None) -> RewardSpec:
     return (specs or SpecResolver()).for_id(text)
 
 
+def eval_form(prompts: Sequence[HeldoutPrompt]) -> str:
+    """``next_action`` when the prompts end after earlier assistant turns (turn-level
+    datasets of multi-turn agents: the new turn is graded against the calls the passing
+    rollouts made at that state), else ``first_turn`` (a conversation's opening)."""
+    later = sum(any(m.get("role") == "assistant" for m in p.messages) for p in prompts)
+    return "next_action" if 2 * later > len(prompts) else "first_turn"
+
+
 def run_evaluation(
     request: EvalRequest,
     progress: Progress | None = None,
@@ -165,6 +173,7 @@ def run_evaluation(
             "sha256": sha,
             "prompts": len(prompts),
             "by_release": dict(Counter(p.release for p in prompts if p.release)),
+            "form": eval_form(prompts),
         },
         reward_spec=spec.spec_id,
         decoding=request.decoding,

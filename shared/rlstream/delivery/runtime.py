@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from typing import Annotated, Any, Literal
 
 from aiokafka import AIOKafkaProducer
@@ -135,7 +136,10 @@ class Runtime:
             lambda line: self.health.set_ready(False, line or "starting"),
             reporter=self._kafka_line,
         )
-        await prepare_schema(dsn, migrate=s.migrate_on_start)
+        try:
+            await prepare_schema(dsn, migrate=s.migrate_on_start)
+        except ConfigError as exc:  # not this code's schema (storage.migrate)
+            self.refuse_start(exc)
         self.store = await Store.connect(dsn, max_size=s.pg_pool_max)
         if s.redis_url is not None:
             from rlstream.storage import RedisState
@@ -154,6 +158,13 @@ class Runtime:
         self.runner.renew_producer = self.renew_producer
         await self.size_outputs(*self.outputs)
         log.info("started", extra={"health_port": self.health_port})
+
+    def refuse_start(self, exc: ConfigError) -> None:
+        """Exit 2 with one log line: raised, FastStream would print the startup error as an
+        exception-group traceback, and the pod's log must say what to fix."""
+        log.error("%s", exc)
+        logging.shutdown()
+        os._exit(2)
 
     async def size_outputs(self, *topic_names: str) -> None:
         """Read the output (and DLQ) topics' size limits: records over them are refused

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -63,9 +64,11 @@ def install_chart(
     ns: str,
     name: str,
     extra_values: dict[str, Any],
+    prepare: Callable[[Api, str], None] | None = None,
 ) -> Release:
     """Namespace, DB Secret, a static hostPath PV for the artifact PVC (no provisioner on
-    the test node), then `helm install --wait` with pullPolicy Never and the GPU limit off."""
+    the test node), ``prepare(api, dsn)`` (more objects the values refer to), then `helm
+    install --wait` with pullPolicy Never and the GPU limit off."""
     api = Api(cluster.kube.server, cluster.kube.token)
     api.ok("POST", "/api/v1/namespaces", {"metadata": {"name": ns}})
     dsn = postgres.create_database(f"rlstream_{ns.replace('-', '_')}")
@@ -106,6 +109,8 @@ def install_chart(
         },
         "artifacts": {"persistence": {"storageClassName": "-", "size": "1Gi"}},
     }
+    if prepare is not None:
+        prepare(api, dsn)
     vf = tmp_path_factory.mktemp(f"values-{ns}") / "values.json"
     vf.write_text(json.dumps(_merge(values, extra_values)))
     rel = Release(api, ns, name, vf, helm_bin, cluster.kube.kubeconfig, dsn)

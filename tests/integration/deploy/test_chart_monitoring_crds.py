@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import subprocess
 import uuid
 from pathlib import Path
@@ -16,13 +15,11 @@ from typing import Any
 import pytest
 import yaml
 from kube_api import Api
-
-from rlstream_testkit.paths import cache_dir
+from promcrds import install_crds
 
 pytestmark = [pytest.mark.helm, pytest.mark.k8s]
 
 CHART = Path(__file__).resolve().parents[3] / "charts" / "rlstream"
-CRDS = ("monitoring.coreos.com_servicemonitors.yaml", "monitoring.coreos.com_prometheusrules.yaml")
 VALUES = {
     "monitoring": {
         "serviceMonitor": {"enabled": True, "labels": {"release": "kube-prometheus-stack"}},
@@ -30,38 +27,6 @@ VALUES = {
         "dashboard": {"enabled": True},
     }
 }
-
-
-def _crd_dir() -> Path:
-    d = cache_dir() / "promcrds"
-    if not all((d / f).is_file() for f in CRDS):
-        msg = f"no prometheus-operator CRDs in {d}: run tools/harness/ensure-promcrds.sh"
-        if os.environ.get("CI") == "true" or os.environ.get("RLSTREAM_REQUIRE_ALL_TIERS"):
-            pytest.fail(msg)
-        pytest.skip(msg)
-    return d
-
-
-def install_crds(api: Api) -> None:
-    """Create (or keep) the two CRDs and wait until the apiserver serves them."""
-    d = _crd_dir()
-    for f in CRDS:
-        crd = yaml.safe_load((d / f).read_text())
-        assert crd["metadata"]["annotations"]["operator.prometheus.io/version"] == "0.93.0"
-        code, body = api.call(
-            "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd
-        )
-        assert code in (201, 409), body
-        path = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd['metadata']['name']}"
-        api.wait(
-            lambda path=path: any(
-                c["type"] == "Established" and c["status"] == "True"
-                for c in (api.ok("GET", path).get("status") or {}).get("conditions") or []
-            ),
-            60,
-            f"{f} established",
-            every=0.5,
-        )
 
 
 def _render(helm_bin: Path, ns: str) -> dict[str, dict[str, Any]]:

@@ -1,10 +1,15 @@
 """A database newer than the code is refused (a rollback across a migration), and a process
 told not to migrate (the chart's hook Job does it) refuses a schema it would have to migrate.
-Through the real start path of a service (Runtime.start) and the `rlstream db` CLI."""
+Through the real start path of a service (Runtime.start, and a `faststream run` process:
+one log line, exit 2) and the `rlstream db` CLI."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import asyncpg
 import pytest
@@ -42,18 +47,32 @@ async def _add_future_migration(dsn: str) -> int:
     return future
 
 
-async def _service_start(dsn: str, migrate: bool) -> None:
-    settings = ServiceSettings(postgres_dsn=dsn, health_port=-1, migrate_on_start=migrate)
+class Refused(Exception):
+    pass
+
+
+async def _service_start(dsn: str, migrate: bool, bootstrap: str) -> None:
+    """Runtime.start up to its refusal (which would end the process: raised here)."""
+    settings = ServiceSettings(
+        postgres_dsn=dsn, health_port=-1, migrate_on_start=migrate, kafka_bootstrap=bootstrap
+    )
     rt = Runtime("ingest", settings)
+
+    def refuse(exc: Exception) -> None:
+        raise Refused(str(exc)) from exc
+
+    rt.refuse_start = refuse  # type: ignore[method-assign]
     try:
         await rt.start()
     finally:
         if rt.store is not None:
             await rt.store.close()
+        if rt.producer is not None:
+            await rt.producer.stop()
 
 
 async def test_a_newer_schema_is_refused_with_one_line(
-    postgres_dsn_factory: Callable[[], str],
+    postgres_dsn_factory: Callable[[], str], kafka_bootstrap: str
 ) -> None:
     dsn = postgres_dsn_factory()
     await upgrade(dsn)
@@ -66,15 +85,19 @@ async def test_a_newer_schema_is_refused_with_one_line(
         assert "\n" not in msg and f"{future:04d}" in msg and f"{latest_version():04d}" in msg
     # a service (either mode) stops at start, before any Kafka client exists
     for migrate in (True, False):
-        with pytest.raises(SchemaNewerError):
-            await _service_start(dsn, migrate)
+        with pytest.raises(Refused, match="schema is newer than this code"):
+            await _service_start(dsn, migrate, kafka_bootstrap)
     assert await current(dsn) == future  # nothing was changed or rolled back
 
 
-async def test_no_migrate_mode_checks_only(postgres_dsn_factory: Callable[[], str]) -> None:
+async def test_no_migrate_mode_checks_only(
+    postgres_dsn_factory: Callable[[], str], kafka_bootstrap: str
+) -> None:
     dsn = postgres_dsn_factory()
-    with pytest.raises(SchemaBehindError, match="RLSTREAM_MIGRATE_ON_START") as info:
-        await _service_start(dsn, migrate=False)
+    with pytest.raises(SchemaBehindError, match="RLSTREAM_MIGRATE_ON_START"):
+        await check_schema(dsn)
+    with pytest.raises(Refused, match="RLSTREAM_MIGRATE_ON_START") as info:
+        await _service_start(dsn, False, kafka_bootstrap)
     assert "\n" not in str(info.value)
     conn = await asyncpg.connect(dsn)
     try:  # it did not create anything: not even the bookkeeping table
@@ -105,3 +128,27 @@ def test_db_upgrade_cli_with_required_dsn_never_embeds(monkeypatch: pytest.Monke
     monkeypatch.setenv("RLSTREAM_REQUIRE_POSTGRES_DSN", "true")
     res = runner.invoke(app, ["upgrade"])
     assert res.exit_code != 0 and "RLSTREAM_POSTGRES_DSN is not set" in res.output
+
+
+async def test_a_service_process_refuses_with_one_line_and_exit_2(
+    postgres_dsn_factory: Callable[[], str], kafka_bootstrap: str
+) -> None:
+    """What a pod's log shows: the one line, no traceback; the exit makes it CrashLoop."""
+    dsn = postgres_dsn_factory()
+    await upgrade(dsn)
+    future = await _add_future_migration(dsn)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RLSTREAM_")}
+    env.update(
+        RLSTREAM_POSTGRES_DSN=dsn, RLSTREAM_KAFKA_BOOTSTRAP=kafka_bootstrap,
+        RLSTREAM_HEALTH_PORT="-1", RLSTREAM_MIGRATE_ON_START="false",
+    )  # fmt: skip
+    faststream = str(Path(sys.executable).parent / "faststream")
+    res = subprocess.run(
+        [faststream, "run", "rlstream.services.ingest.app:app"],
+        env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    out = res.stdout + res.stderr
+    assert res.returncode == 2, out
+    assert "Traceback" not in out
+    [line] = [x for x in out.splitlines() if "schema is newer" in x]
+    assert f"{future:04d}" in line

@@ -81,9 +81,26 @@ def _considered(result: CurationResult) -> str:
     )
 
 
-def render_next_steps(result: CurationResult, rows: dict[str, int]) -> str:
+_USES = {
+    "conversation": (
+        "length-matched pass/fail pairs",
+        "passing conversations",
+        "held-out prompts + grader context (evaluation only)",
+    ),
+    "turn": (
+        "pass/fail pairs at each failing rollout's first divergence (shared prefix)",
+        "one passing assistant turn per row (loss on that turn)",
+        "held-out next-action prompts + the passing calls (evaluation only)",
+    ),
+}
+
+
+def render_next_steps(
+    result: CurationResult, rows: dict[str, int], granularity: str = "conversation"
+) -> str:
     """Markdown with the recommended method first, then TRL and OpenRLHF notes."""
     p = result.profile_before
+    dpo_use, sft_use, heldout_use = _USES[granularity]
     support = "-" if p.gradient_support is None else f"{p.gradient_support:.3f}"
     return f"""# Next steps
 
@@ -92,9 +109,11 @@ Recommended method: **{result.method}**. {result.method_reason}.
 | file | rows | use |
 |---|---|---|
 | grpo.jsonl | {rows["grpo.jsonl"]} | GRPO prompts + verifier labels |
-| dpo.jsonl | {rows["dpo.jsonl"]} | length-matched pass/fail pairs |
-| sft.jsonl | {rows["sft.jsonl"]} | passing conversations |
-| heldout.jsonl | {rows.get("heldout.jsonl", 0)} | held-out prompts + grader context (evaluation only) |
+| dpo.jsonl | {rows["dpo.jsonl"]} | {dpo_use} |
+| sft.jsonl | {rows["sft.jsonl"]} | {sft_use} |
+| heldout.jsonl | {rows.get("heldout.jsonl", 0)} | {heldout_use} |
+
+Rows are per {granularity}.
 
 Input: {result.input_rollouts} graded rollouts. {_considered(result)}: {p.rollouts}
 rollouts in {p.groups} groups, gradient support {support}, verdict {p.verdict} (this is

@@ -164,7 +164,7 @@ def _build(
     method, reason = fit_method(result.method, result.method_reason, grpo, rows)
     if (method, reason) != (result.method, result.method_reason):
         result = result.model_copy(update={"method": method, "method_reason": reason})
-    files["next_steps.md"] = render_next_steps(result, rows).encode()
+    files["next_steps.md"] = render_next_steps(result, rows, granularity).encode()
     rows["next_steps.md"] = 0
     return result, files, rows, lineage, granularity, turns.profile if turns else None
 

@@ -267,12 +267,15 @@ def test_defaults_render_none_of_it(helm_bin: Path) -> None:
             [c] = d["spec"]["template"]["spec"]["containers"]
             assert c["image"] == "rlstream:0.1.0"
             assert "RLSTREAM_MIGRATE_ON_START" not in _env(c)
+            # no Secret: the services may embed a database (a demo; with one they may not)
+            assert _env(c)["RLSTREAM_EMBEDDED_POSTGRES"] == "true"
 
 
 def test_string_secret_keeps_the_envfrom_form(helm_bin: Path) -> None:
     docs = render(helm_bin, {"existingSecret": "rls-db"})
     dep = docs[("Deployment", "rls-rlstream-ingest")]["spec"]["template"]["spec"]
     assert {"secretRef": {"name": "rls-db"}} in dep["containers"][0]["envFrom"]
+    assert "RLSTREAM_EMBEDDED_POSTGRES" not in _env(dep["containers"][0])
     training = docs[("ConfigMap", "rls-rlstream-training")]["data"]
     assert training["RLSTREAM_K8S_ENV_SECRET"] == "rls-db"
 

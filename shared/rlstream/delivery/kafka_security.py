@@ -158,6 +158,8 @@ def token_provider(settings: Settings) -> AbstractTokenProvider | None:
         raise ConfigError(f"{name}={ref!r}: cannot import it ({exc})") from exc
     try:
         provider = obj if isinstance(obj, AbstractTokenProvider) else obj()
+    except ConfigError:
+        raise
     except Exception as exc:  # a factory that needs arguments, or fails
         raise ConfigError(f"{name}={ref!r}: calling it failed ({exc!r})") from exc
     if not isinstance(provider, AbstractTokenProvider):

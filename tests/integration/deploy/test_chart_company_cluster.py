@@ -9,6 +9,7 @@ and kept apart from another release's; a pod refuses a schema newer than its cod
 from __future__ import annotations
 
 import asyncio
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,20 @@ def _digest(cluster: Any) -> str:
     return str(digest)
 
 
+def _name_by_digest(cluster: Any, digest: str) -> None:
+    """`docker save | ctr import` names the image by its tag only; a registry pull also
+    records repo@digest, the name a digest reference resolves to (pullPolicy Never finds
+    nothing else). Add that name, as a pull would."""
+    from rlstream_testkit.cluster import full_ref
+
+    ref = full_ref(cluster.images["RLSTREAM_IMAGE"])
+    res = subprocess.run(
+        cluster._ctr("images", "tag", "--force", ref, f"{ref.rsplit(':', 1)[0]}@{digest}"),
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+
+
 @pytest.fixture(scope="module")
 def release(
     cluster: Any, cluster_kafka: Any, cluster_postgres: Any, helm_bin: Path, tmp_path_factory: Any
@@ -87,6 +102,7 @@ def release(
         )  # fmt: skip
 
     repo = cluster.images["RLSTREAM_IMAGE"].rsplit(":", 1)[0]
+    _name_by_digest(cluster, _digest(cluster))
     values = {
         "global": {"imageRegistry": "docker.io/library"},
         "image": {"repository": repo, "digest": _digest(cluster)},

@@ -28,6 +28,7 @@ from rlstream_testkit.stack import (
     Stack,
     conversation,
     encode,
+    free_port,
     produce,
     wait_for_count,
 )
@@ -99,16 +100,25 @@ def _misconfigured(kafka_secure: Any, tmp_path: Path, case: str) -> tuple[str, d
             f"kafka: SASL authentication failed for user '{kafka_secure.scram_user}'",
             kafka_secure.env("sasl_ssl", RLSTREAM_KAFKA_SASL_PASSWORD="not-the-password"),
         )
-    rogue = TestCA(tmp_path / "rogue", "rogue CA")
-    return (
-        "is not trusted",
-        kafka_secure.env("sasl_ssl", RLSTREAM_KAFKA_SSL_CAFILE=str(rogue.cafile)),
-    )
+    if case == "untrusted_ca":
+        rogue = TestCA(tmp_path / "rogue", "rogue CA")
+        return (
+            "is not trusted",
+            kafka_secure.env("sasl_ssl", RLSTREAM_KAFKA_SSL_CAFILE=str(rogue.cafile)),
+        )
+    if case == "unreachable":
+        dead = f"127.0.0.1:{free_port()}"
+        return f"broker unreachable at {dead}", {"RLSTREAM_KAFKA_BOOTSTRAP": dead}
+    env = kafka_secure.env("sasl_ssl")  # missing_username: refused before connecting
+    del env["RLSTREAM_KAFKA_SASL_USERNAME"]
+    return "needs RLSTREAM_KAFKA_SASL_USERNAME", env
 
 
 _NAMED = {
     "wrong_password": "RLSTREAM_KAFKA_SASL_PASSWORD",
     "untrusted_ca": "RLSTREAM_KAFKA_SSL_CAFILE",
+    "unreachable": "RLSTREAM_KAFKA_BOOTSTRAP",
+    "missing_username": "RLSTREAM_KAFKA_SASL_USERNAME",
 }
 
 

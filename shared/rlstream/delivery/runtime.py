@@ -130,28 +130,33 @@ class Runtime:
         from rlstream.storage import Store, prepare_schema
         from rlstream.storage.embedded import resolve_dsn
 
-        dsn = resolve_dsn(s, service=True)  # a missing DSN fails now, not after Kafka
+        try:  # a missing DSN fails now, not after Kafka
+            dsn = resolve_dsn(s, service=True)
+        except ConfigError as exc:
+            self.refuse_start(exc)
         await wait_for_kafka(
             s,
             lambda line: self.health.set_ready(False, line or "starting"),
             reporter=self._kafka_line,
         )
+        # ConfigError: not this code's schema (storage.migrate), an untrusted certificate,
+        # a refused password, an unreadable CA file (storage.pgconnect, redisconnect)
         try:
             await prepare_schema(dsn, migrate=s.migrate_on_start)
-        except ConfigError as exc:  # not this code's schema (storage.migrate)
-            self.refuse_start(exc)
-        self.store = await Store.connect(dsn, max_size=s.pg_pool_max)
-        if s.redis_url is not None:
-            from rlstream.storage import RedisState
+            self.store = await Store.connect(dsn, max_size=s.pg_pool_max)
+            if s.redis_url is not None:
+                from rlstream.storage import RedisState
 
-            self.redis = RedisState.from_url(
-                s.redis_url.get_secret_value(),
-                namespace=s.redis_namespace,
-                ttl_s=s.redis_idempotency_ttl_s,
-                cafile=s.redis_ssl_cafile,
-            )
-            if not await self.redis.check():  # refused credentials/TLS: ConfigError
-                log.warning("redis unreachable at start")
+                self.redis = RedisState.from_url(
+                    s.redis_url.get_secret_value(),
+                    namespace=s.redis_namespace,
+                    ttl_s=s.redis_idempotency_ttl_s,
+                    cafile=s.redis_ssl_cafile,
+                )
+                if not await self.redis.check():
+                    log.warning("redis unreachable at start")
+        except ConfigError as exc:
+            self.refuse_start(exc)
         self.producer = self._new_producer()
         await self.producer.start()
         self.runner.producer = self.producer

@@ -26,17 +26,21 @@ from rlstream.training.config import TrainConfig
 
 
 def task_of(row: dict[str, Any]) -> dict[str, Any] | None:
-    """A row's environment task: ``task``, else the label as a JSON object."""
+    """A row's environment task: ``task``, else the label as a JSON object; a curated row's
+    ``task_key`` fills in a missing one (what ``replay`` finds its logs by)."""
     task = row.get("task")
-    if isinstance(task, dict):
-        return task
-    label = row.get("label")
-    if isinstance(label, str):
-        try:
-            label = orjson.loads(label)
-        except orjson.JSONDecodeError:
+    if not isinstance(task, dict):
+        task = row.get("label")
+        if isinstance(task, str):
+            try:
+                task = orjson.loads(task)
+            except orjson.JSONDecodeError:
+                return None
+        if not isinstance(task, dict):
             return None
-    return label if isinstance(label, dict) else None
+    if "task_key" not in task and isinstance(row.get("task_key"), str):
+        task = {**task, "task_key": row["task_key"]}
+    return task
 
 
 def environment_rows(

@@ -142,3 +142,42 @@ def run_real_cli(source: str, config_source: str, argv: list[str]) -> Any:
         for m in [m for m in sys.modules if m.split(".")[0] in STUBBED]:
             del sys.modules[m]
     return captured[0]
+
+
+# -- OpenRLHF's own agent module (utils/agent.py) from the real wheel -----------------------
+AGENT_SOURCES = ("openrlhf/utils/logging_utils.py", "openrlhf/utils/agent.py")
+
+
+class _AiohttpStub:
+    """aiohttp (HTTP reward servers: unused by agent and reward files) resolves to a stub."""
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+        if name.split(".")[0] == "aiohttp":
+            return importlib.machinery.ModuleSpec(name, self, is_package=True)
+        return None
+
+    def create_module(self, spec: Any) -> types.ModuleType:
+        return types.ModuleType(spec.name)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        return None
+
+
+def install_real_agent_module(sources: dict[str, str]) -> Any:
+    """Install ``openrlhf.utils.agent`` (and its logging module) from the wheel's sources;
+    :func:`uninstall_openrlhf` undoes it."""
+    sys.meta_path.insert(0, _AiohttpStub())
+    for pkg in ("openrlhf", "openrlhf.utils"):
+        sys.modules[pkg] = types.ModuleType(pkg)
+    for path in AGENT_SOURCES:
+        name = path.removesuffix(".py").replace("/", ".")
+        module = types.ModuleType(name)
+        sys.modules[name] = module
+        exec(compile(sources[path], path, "exec"), module.__dict__)
+    return sys.modules["openrlhf.utils.agent"]
+
+
+def uninstall_openrlhf() -> None:
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _AiohttpStub)]
+    for name in [m for m in sys.modules if m.split(".")[0] in ("openrlhf", "aiohttp")]:
+        del sys.modules[name]

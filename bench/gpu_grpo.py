@@ -13,6 +13,17 @@ line per step (reward mean/std, share of zero-variance groups, loss) and the tot
 Without ``--dataset`` it writes ``rlstream demo``'s dataset and passes the demo's
 ``rewards.yaml`` (its nsr spec needs the policy file); support-bot rows are skipped because
 their ``outcome`` reward reads a logged outcome that fresh samples never have.
+
+Multi-turn (``--environment``): each rollout is a whole episode in a ``rlstream.environments``
+environment (TRL's rollout hook; ``--max-new-tokens`` per turn, ``--max-turns`` turns), the
+reward the environment's. Without ``--dataset`` the ``python`` environment plays its
+built-in orders tasks (``rlstream.environments.orders.TASKS``, repeated to fill a batch);
+with a curated dataset each grpo.jsonl row is a task (``replay`` finds its logs by the row's
+task_key):
+
+    python bench/gpu_grpo.py --environment python --steps 20 --max-turns 4
+    python bench/gpu_grpo.py --environment replay --env-option logs=logs.jsonl \
+        --dataset DIR --max-turns 12 --max-new-tokens 256
 """
 
 from __future__ import annotations
@@ -24,6 +35,7 @@ import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from _common import demo_dataset
 
@@ -42,6 +54,10 @@ def main() -> None:
     ap.add_argument("--max-new-tokens", type=int, default=128)
     ap.add_argument("--learning-rate", type=float, default=5e-5)
     ap.add_argument("--output", type=Path)
+    ap.add_argument("--environment", help="multi-turn: a rlstream.environments name")
+    ap.add_argument("--env-option", action="append", default=[], help="KEY=VALUE (repeat)")
+    ap.add_argument("--max-turns", type=int, default=6)
+    ap.add_argument("--env-timeout", type=float, default=30.0, help="seconds per env call")
     args = ap.parse_args()
 
     import torch
@@ -52,9 +68,10 @@ def main() -> None:
 
     work = Path(tempfile.mkdtemp(prefix="gpu-grpo-"))
     dataset, reward_config = args.dataset, args.reward_config
-    if dataset is None:
+    if dataset is None and not args.environment:
         demo = work / "demo"
         dataset, reward_config = demo_dataset(demo), reward_config or demo / "rewards.yaml"
+    options = dict(o.split("=", 1) for o in args.env_option)
     config = TrainConfig(
         method="grpo",
         max_steps=args.steps,
@@ -64,6 +81,10 @@ def main() -> None:
         learning_rate=args.learning_rate,
         device="cuda",
         reward_config=str(reward_config) if reward_config else None,
+        environment=args.environment,
+        environment_options=options,
+        max_turns=args.max_turns,
+        env_timeout_s=args.env_timeout,
     )
 
     def on_step(step: int, total: int, logs: Mapping[str, float]) -> None:
@@ -72,8 +93,13 @@ def main() -> None:
         print(f"step {step}/{total}  {shown}", flush=True)
 
     out = args.output or work / "run"
-    result = train(dataset, output_dir=out, config=config, progress=on_step)
+    if dataset is None:  # multi-turn on the built-in orders tasks: no curated dataset
+        result = _train_on_orders(work, config, out, on_step, args.batch_size)
+    else:
+        result = train(dataset, output_dir=out, config=config, progress=on_step)
     metrics = json.loads((out / "metrics.json").read_text())
+    if args.environment:
+        print(f"environment episodes: {metrics['environment']}")
     print(f"device: {torch.cuda.get_device_name(0)}; status {result.status} {result.reason or ''}")
     print(
         f"GRPO {metrics['steps']} steps: {metrics['tokens']:,} tokens in "
@@ -81,6 +107,32 @@ def main() -> None:
         f"reward samples {metrics['reward']}; skipped rows {metrics['skipped_rows']}; "
         f"adapter {result.adapter_dir}"
     )
+
+
+def _train_on_orders(work: Path, config: Any, out: Path, on_step: Any, batch: int) -> Any:
+    """The python environment's orders tasks as grpo.jsonl, trained by the builtin backend."""
+    import orjson
+
+    from rlstream.environments.orders import TASKS
+    from rlstream.training import ensure_base_model
+    from rlstream.training.builtin import BuiltinBackend
+
+    data = work / "orders"
+    data.mkdir(parents=True, exist_ok=True)
+    # distinct openings (the rollout hook finds a task by its opening messages)
+    rows = [
+        {
+            "task": {
+                **t,
+                "task_id": f"{t['task_id']}-{i}",
+                "instruction": f"{t['instruction']} (#{i})",
+            }
+        }
+        for i in range(max(1, batch // len(TASKS)))
+        for t in TASKS
+    ]
+    (data / "grpo.jsonl").write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
+    return BuiltinBackend().train(data, ensure_base_model(), config, out, on_step)
 
 
 if __name__ == "__main__":

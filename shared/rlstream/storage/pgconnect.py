@@ -43,7 +43,7 @@ def check_ssl_files(dsn: str) -> None:
     """ConfigError naming the option when a file the DSN's ssl options name is not
     readable (asyncpg reports it as a bare ``FileNotFoundError``, without the name)."""
     for key, value in parse_qsl(urlsplit(dsn).query):
-        if key in ("sslrootcert", "sslcert", "sslkey") and value != "system":
+        if key in ("sslrootcert", "sslcert", "sslkey"):  # asyncpg has no "system"
             path = Path(value).expanduser()
             if not path.is_file() or not os.access(path, os.R_OK):
                 where = ROOTCERT if key == "sslrootcert" else DSN

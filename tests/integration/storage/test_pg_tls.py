@@ -105,3 +105,32 @@ async def test_without_tls_the_server_refuses(postgres_tls: Any) -> None:
     dsn = postgres_tls.create_database().replace("sslmode=verify-full", "sslmode=disable")
     with pytest.raises(ConfigError, match="RLSTREAM_POSTGRES_DSN"):
         await Store.connect(dsn, max_size=1)
+
+
+def test_db_cli_over_tls_with_the_ca_settings(
+    postgres_tls: Any, redis_tls: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The migration hook (``rlstream db upgrade``) and ``rebuild-redis`` take the CA from
+    RLSTREAM_POSTGRES_SSL_ROOTCERT / RLSTREAM_REDIS_SSL_CAFILE like the services."""
+    from typer.testing import CliRunner
+
+    from rlstream.services.cli.db import app
+
+    bare = urlunsplit(urlsplit(postgres_tls.create_database())._replace(query=""))
+    monkeypatch.setenv("RLSTREAM_POSTGRES_DSN", bare)
+    monkeypatch.setenv("RLSTREAM_POSTGRES_SSL_ROOTCERT", str(postgres_tls.cafile))
+    monkeypatch.setenv("RLSTREAM_REQUIRE_POSTGRES_DSN", "true")
+    runner = CliRunner()
+    res = runner.invoke(app, ["upgrade"])
+    assert res.exit_code == 0, res.output
+    monkeypatch.setenv("RLSTREAM_REDIS_URL", redis_tls.url)
+    monkeypatch.setenv("RLSTREAM_REDIS_SSL_CAFILE", str(redis_tls.cafile))
+    res = runner.invoke(app, ["rebuild-redis", "--namespace", "tlscli"])
+    assert res.exit_code == 0 and "rebuilt 0 group counters" in res.output, res.output
+    monkeypatch.setenv("RLSTREAM_REDIS_URL", redis_tls.url_for("wrong"))
+    res = runner.invoke(app, ["rebuild-redis", "--namespace", "tlscli"])
+    assert res.exit_code != 0
+    assert res.output.strip().splitlines() == [
+        "error: redis refused the user/password in RLSTREAM_REDIS_URL: invalid "
+        "username-password pair or user is disabled."
+    ]

@@ -74,7 +74,8 @@ def test_unreadable_ssl_files_name_the_option(tmp_path: Path) -> None:
     ok = tmp_path / "ca.pem"
     ok.write_text("x")
     check_ssl_files(f"postgresql://db/x?sslrootcert={ok}&sslmode=verify-full")
-    check_ssl_files("postgresql://db/x?sslrootcert=system")
+    with pytest.raises(ConfigError, match="sslrootcert system is not a readable file"):
+        check_ssl_files("postgresql://db/x?sslrootcert=system")  # libpq's, not asyncpg's
     with pytest.raises(ConfigError, match=r"^RLSTREAM_POSTGRES_DSN: sslkey /nope\.key is not"):
         check_ssl_files("postgresql://db/x?sslkey=/nope.key")
 

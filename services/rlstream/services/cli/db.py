@@ -37,10 +37,10 @@ DataDirOpt = typer.Option(None, "--data-dir", help="where the embedded PostgreSQ
 def _dsn(dsn: str | None, data_dir: Path | None, settings: Settings) -> str:
     if dsn:
         return dsn
-    if settings.postgres_dsn is not None:
-        return settings.postgres_dsn.get_secret_value()
-    if settings.require_postgres_dsn:  # the chart's hook Job: never migrate a private DB
-        return resolve_dsn(settings)  # raises the ConfigError naming the missing key
+    if settings.postgres_dsn is not None or settings.require_postgres_dsn:
+        # the DSN with RLSTREAM_POSTGRES_SSL_ROOTCERT; or, for the chart's hook Job, the
+        # ConfigError naming the missing key (never migrate a private DB)
+        return resolve_dsn(settings)
     return start_embedded_postgres(data_dir or settings.data_dir)
 
 
@@ -71,10 +71,11 @@ def current_cmd(dsn: str | None = DsnOpt, data_dir: Path | None = DataDirOpt) ->
         raise typer.Exit(1)
 
 
-async def _rebuild(dsn: str, redis_url: str, namespace: str) -> str:
+async def _rebuild(dsn: str, redis_url: str, namespace: str, cafile: Path | None) -> str:
     store = await Store.connect(dsn, max_size=2)
-    state = RedisState.from_url(redis_url, namespace=namespace)
+    state = RedisState.from_url(redis_url, namespace=namespace, cafile=cafile)
     try:
+        await state.check()  # a refused password or certificate: one line naming the setting
         async with state.locks.hold("rebuild-redis", ttl_ms=600_000):
             report = await rebuild_from_postgres(store, state)
     finally:
@@ -99,4 +100,5 @@ def rebuild_redis_cmd(
     url = redis_url or (settings.redis_url.get_secret_value() if settings.redis_url else None)
     if not url:
         raise ConfigError("no Redis configured: pass --redis-url or set RLSTREAM_REDIS_URL")
-    out.print(asyncio.run(_rebuild(_dsn(dsn, data_dir, settings), url, namespace)))
+    target = _dsn(dsn, data_dir, settings)
+    out.print(asyncio.run(_rebuild(target, url, namespace, settings.redis_ssl_cafile)))

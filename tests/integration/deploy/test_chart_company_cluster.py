@@ -9,6 +9,7 @@ and kept apart from another release's; a pod refuses a schema newer than its cod
 from __future__ import annotations
 
 import asyncio
+import datetime
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -193,13 +194,7 @@ def test_hooks_ran_before_the_pods(release: Release, cluster_kafka: Any) -> None
     applied_last = asyncio.run(_fetch(release.dsn, "SELECT max(applied_at) FROM schema_migrations"))
     version = asyncio.run(_fetch(release.dsn, "SELECT max(version) FROM schema_migrations"))
     assert version == latest_version()
-    import datetime
-
-    first_pod = min(
-        datetime.datetime.fromisoformat(p["metadata"]["creationTimestamp"].replace("Z", "+00:00"))
-        for svc in SERVICES
-        for p in _pods(release.api, svc)
-    )
+    first_pod = min(_created(p) for svc in SERVICES for p in _pods(release.api, svc))
     assert applied_last < first_pod, (applied_last, first_pod)
     args = ["plan", "--bootstrap", cluster_kafka.bootstrap, "--prefix", PREFIX,
             "--replication-factor", "1"]  # fmt: skip
@@ -264,6 +259,44 @@ def test_training_job_is_selected_by_the_network_policy_and_kept_to_its_release(
     finally:
         for n in names:
             api.call("DELETE", f"{jobs}/{n}?propagationPolicy=Background")
+
+
+def _created(obj: dict[str, Any]) -> datetime.datetime:
+    return datetime.datetime.fromisoformat(
+        obj["metadata"]["creationTimestamp"].replace("Z", "+00:00")
+    )
+
+
+def test_upgrade_runs_the_hooks_before_the_new_pods(release: Release) -> None:
+    """`helm upgrade`: the pre-upgrade migration and topics Jobs run to completion (then are
+    deleted) before the first pod of the rolled Deployments is created."""
+    from chart_install import CHART
+
+    api = release.api
+    before = {p["metadata"]["name"] for svc in SERVICES for p in _pods(api, svc)}
+    release.helm(
+        "upgrade", REL, str(CHART), "-f", str(release.values), "--set", "config.logLevel=DEBUG",
+        "--wait", "--timeout", "6m",
+    )  # fmt: skip
+    new_pods = [
+        p for svc in SERVICES for p in _pods(api, svc) if p["metadata"]["name"] not in before
+    ]
+    assert len(new_pods) == len(SERVICES) and all(_ready(p) for p in new_pods)
+    events = api.ok("GET", f"/api/v1/namespaces/{NS}/events")["items"]
+    for hook in ("migrate", "topics"):
+        completed = [
+            datetime.datetime.fromisoformat(
+                (e.get("lastTimestamp") or e["eventTime"]).replace("Z", "+00:00")
+            )
+            for e in events
+            if e["involvedObject"]["kind"] == "Job"
+            and e["involvedObject"]["name"] == f"{REL}-rlstream-{hook}"
+            and e["reason"] == "Completed"
+        ]
+        assert len(completed) == 2, (hook, completed)  # install and upgrade
+        assert max(completed) <= min(_created(p) for p in new_pods), hook
+    jobs = api.ok("GET", f"/apis/batch/v1/namespaces/{NS}/jobs")["items"]
+    assert not [j for j in jobs if j["metadata"]["name"].endswith(("-migrate", "-topics"))]
 
 
 def test_a_pod_refuses_a_schema_newer_than_its_code(release: Release) -> None:

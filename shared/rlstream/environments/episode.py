@@ -64,6 +64,17 @@ def assistant_message(text: str) -> Message:
     return Message(role="assistant", content=rest or None, tool_calls=calls, extra={"raw": text})
 
 
+def _method(env: Any, name: str) -> Any:
+    """``env.<name>``; an object without it (or whose attribute raises) is a failure."""
+    try:
+        method = getattr(env, name)
+    except Exception as exc:
+        raise EnvironmentFailure(f"{name}: {type(exc).__name__}: {exc}") from exc
+    if not callable(method):
+        raise EnvironmentFailure(f"the environment has no callable {name}()")
+    return method
+
+
 async def run_episode(
     env: Environment,
     task: Task,
@@ -76,7 +87,7 @@ async def run_episode(
     tid = task_id_of(task)
     try:
         messages_in, tools = checked_reset(
-            await call(env.reset, task, what="reset", timeout_s=timeout_s)
+            await call(_method(env, "reset"), task, what="reset", timeout_s=timeout_s)
         )
     except EnvironmentFailure as exc:
         return Episode(tid, "error", 0.0, [], [], 0, error=str(exc), info={"error": str(exc)})
@@ -89,7 +100,8 @@ async def run_episode(
             return Episode(tid, "truncated", reward, messages, tools, turn, info=info)
         messages.append(reply)
         try:
-            result = checked_step(await call(env.step, reply, what="step", timeout_s=timeout_s))
+            step = _method(env, "step")
+            result = checked_step(await call(step, reply, what="step", timeout_s=timeout_s))
         except EnvironmentFailure as exc:
             bad = {**info, "error": str(exc)}
             return Episode(tid, "error", 0.0, messages, tools, turn + 1, error=str(exc), info=bad)
@@ -107,7 +119,7 @@ async def opening(
 ) -> tuple[tuple[Message, ...], Tools]:
     """A task's opening messages and tools (reset under its deadline, checked); raises
     :class:`EnvironmentFailure`. Trainers build their prompt column from it."""
-    return checked_reset(await call(env.reset, task, what="reset", timeout_s=timeout_s))
+    return checked_reset(await call(_method(env, "reset"), task, what="reset", timeout_s=timeout_s))
 
 
 def run_episode_sync(

@@ -31,7 +31,7 @@ from typing import Any
 
 import orjson
 
-from rlstream.environments.base import Environment, Task, Tools
+from rlstream.environments.base import Environment, EnvironmentFailure, Task, Tools
 from rlstream.environments.episode import Episode, assistant_message, run_episode_sync
 from rlstream.environments.render import Render, feedback_text, template_render
 from rlstream.errors import ConfigError
@@ -127,12 +127,17 @@ class EpisodeRollout:
             trace = _Trace()
             sampler = self._sampler(trace, tok, model, gen, render, eos, budget)
             ep = run_episode_sync(
-                self.factory(), task, sampler, max_turns=self.max_turns, timeout_s=self.timeout_s
+                _made(self.factory),
+                task,
+                sampler,
+                max_turns=self.max_turns,
+                timeout_s=self.timeout_s,
             )
             self.stats.add(ep)
             if not trace.completion:  # reset failed: nothing sampled; one EOS, no loss on it
-                if not trace.prompt:
-                    trace.prompt = list(tok.encode(render([{"role": "user", "content": ""}], True)))
+                if not trace.prompt:  # the dataset's opening, as the hook received it
+                    text = render([dict(m) for m in prompt], True)
+                    trace.prompt = list(tok.encode(text, add_special_tokens=False))
                 trace.completion, trace.mask = [int(tok.eos_token_id)], [0]
             out["prompt_ids"].append(trace.prompt)
             out["completion_ids"].append(trace.completion)
@@ -167,6 +172,26 @@ class EpisodeRollout:
             return assistant_message(tok.decode(new, skip_special_tokens=True))
 
         return sample
+
+
+class _Unmade:
+    """Stands in for an environment whose factory raised: its reset reports why."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def reset(self, task: Task) -> Any:
+        raise EnvironmentFailure(f"the environment could not be made: {self.reason}")
+
+    def step(self, message: Message) -> Any:
+        raise EnvironmentFailure(self.reason)
+
+
+def _made(factory: Callable[[], Environment]) -> Any:
+    try:
+        return factory()
+    except Exception as exc:  # a flaky constructor fails its episode, not the run
+        return _Unmade(f"{type(exc).__name__}: {exc}"[:300])
 
 
 def _generate(model: Any, gen: Any, ids: list[int], room: int, eos_id: int) -> list[int]:

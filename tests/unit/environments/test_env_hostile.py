@@ -114,3 +114,28 @@ def test_dict_answers_that_validate_are_accepted() -> None:
     assert got.reward == 1.0 and got.done and got.messages_out[0].role == "tool"
     with pytest.raises(EnvironmentFailure):
         checked_step(None)
+
+
+class _NoMethods:
+    reset = 3
+
+
+class _RaisingAttribute:
+    @property
+    def step(self) -> Any:
+        raise RuntimeError("no step today")
+
+    def reset(self, task: Any) -> Any:
+        return GOOD_RESET
+
+
+@pytest.mark.parametrize(
+    ("env", "reason"),
+    [
+        (_NoMethods(), "no callable reset()"),
+        (_RaisingAttribute(), "step: RuntimeError: no step today"),
+    ],
+)
+async def test_missing_or_raising_methods_are_graded_failures(env: Any, reason: str) -> None:
+    ep = await _play(env)
+    assert ep.status == "error" and ep.error is not None and reason in ep.error

@@ -165,3 +165,19 @@ def test_rows_become_tasks_and_failing_resets_are_skipped() -> None:
             environment_rows(cfg, [bad])
     finally:
         unregister("orders-test")
+
+
+def test_a_factory_that_raises_fails_its_episode_not_the_run() -> None:
+    rollout, openings = _rollout(_Boom, [{"task_id": "a"}])
+
+    def flaky() -> Any:
+        raise OSError("disk gone")
+
+    rollout.factory = flaky
+    out = rollout([openings[0], openings[0]], _trainer(["hi"]))
+    assert out["env_status"] == ["error", "error"] and out["env_reward"] == [0.0, 0.0]
+    assert out["env_mask"] == [[0], [0]] and out["completion_ids"] == [[EOS_ID], [EOS_ID]]
+    assert CharTok().decode(out["prompt_ids"][0]).startswith("<|im_start|>user\na<|im_end|>")
+    assert rollout.stats.last_error == (
+        "reset raised EnvironmentFailure: the environment could not be made: OSError: disk gone"
+    )

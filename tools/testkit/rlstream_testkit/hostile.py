@@ -9,6 +9,7 @@ writes them.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import orjson
@@ -89,7 +90,12 @@ def nested(draw: st.DrawFn) -> bytes:
 
 
 def _json(value: Any) -> bytes:
-    return orjson.dumps(value)
+    """JSON bytes; integers past 64 bits too (orjson refuses to write them, a producer in
+    another language will not: the services must take them)."""
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        return json.dumps(value).encode()
 
 
 json_values = st.recursive(

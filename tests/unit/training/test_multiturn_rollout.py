@@ -6,13 +6,21 @@ a hostile environment is a 0.0 reward, never an exception out of the hook."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import orjson
 import pytest
 import torch
 
-from rlstream.environments import PythonEnvironment, StepResult, register, unregister
+from rlstream.environments import (
+    PythonEnvironment,
+    ReplayEnvironment,
+    StepResult,
+    register,
+    unregister,
+)
 from rlstream.environments.orders import TASKS
 from rlstream.environments.render import message_dict
 from rlstream.environments.trl_adapter import EpisodeRollout, environment_reward
@@ -181,3 +189,33 @@ def test_a_factory_that_raises_fails_its_episode_not_the_run() -> None:
     assert rollout.stats.last_error == (
         "reset raised EnvironmentFailure: the environment could not be made: OSError: disk gone"
     )
+
+
+def _as_text(m: Message) -> str:
+    """A logged assistant turn as the model would write it (calls as fenced JSON)."""
+    if not m.tool_calls:
+        return m.content or ""
+    c = m.tool_calls[0]
+    return "```json\n" + orjson.dumps({"name": c.name, "arguments": c.arguments}).decode() + "\n```"
+
+
+def test_replay_episodes_from_third_party_logs_mask_user_turns_too() -> None:
+    """tau-bench slice (MIT): the model replays a logged conversation's turns (task 9: 30
+    turns, tool calls and user turns, a failed task); the user's replayed turns and the
+    tool results are environment tokens, and the reward is the logged outcome, 0.0."""
+    logs = Path(__file__).parents[2] / "golden" / "tau_bench" / "gpt-4o-airline.slice.jsonl"
+    env0 = ReplayEnvironment(logs=logs)
+    group = env0._rollouts["task_id:9"]
+    turns = [_as_text(m) for m in group[0].transcript.messages if m.role == "assistant"]
+    rollout, openings = _rollout(
+        lambda: ReplayEnvironment(rollouts=group), [{"task_key": "task_id:9"}], turn_tokens=10_000
+    )
+    rollout.max_turns = len(turns)
+    out = rollout([openings[0]], _trainer(turns, budget=100_000))
+    assert out["env_status"] == ["done"] and out["env_reward"] == [0.0]
+    tok = CharTok()
+    ids, mask = out["completion_ids"][0], out["env_mask"][0]
+    env_text = tok.decode([i for i, m in zip(ids, mask, strict=True) if not m])
+    assert env_text.count("<|im_start|>user\n") >= 1 and "<|im_start|>tool\n" in env_text
+    model_text = tok.decode([i for i, m in zip(ids, mask, strict=True) if m])
+    assert model_text == "".join(t + EOS for t in turns)

@@ -37,6 +37,11 @@ def _in_thread(fn: Callable[..., Any], *args: Any) -> Future[Any]:
     fut: Future[Any] = Future()
 
     def run() -> None:
+        # RUNNING before the call: a deadline that passes later cannot cancel the future
+        # (cancel() refuses a running one), so the late result lands on a live future
+        # instead of raising InvalidStateError in this abandoned thread
+        if not fut.set_running_or_notify_cancel():
+            return
         try:
             fut.set_result(fn(*args))
         except BaseException as exc:  # handed to the waiting episode, never lost

@@ -55,6 +55,17 @@ class Decoding(_Frozen):
         return 1 if self.greedy else self.k
 
 
+class EnvironmentSpec(_Frozen):
+    """The environment form: each held-out task played as whole episodes in the
+    environment registered as ``name`` (``replay``, ``python`` or a plugin's), with its
+    keyword ``options``; see :mod:`rlstream.evaluation.episodes`."""
+
+    name: str = Field(min_length=1)
+    options: dict[str, JsonValue] = Field(default_factory=dict)
+    max_turns: int = Field(default=8, ge=1, le=64)
+    timeout_s: float = Field(default=30.0, gt=0.0)
+
+
 class EvalRequest(_Frozen):
     """Baseline and candidate, the held-out prompts and how to sample and grade them.
 
@@ -81,6 +92,8 @@ class EvalRequest(_Frozen):
     sampler: Literal["auto", "hf", "vllm"] = "auto"
     training_dataset: Path | None = None
     trained_task_keys: tuple[str, ...] = ()
+    #: None: grade one generated turn per prompt; else play each task in this environment
+    environment: EnvironmentSpec | None = None
     #: the same settings as one object; give either this or the flat fields
     decoding: Decoding = Field(default_factory=Decoding)
 

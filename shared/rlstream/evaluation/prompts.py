@@ -43,6 +43,8 @@ class HeldoutPrompt(BaseModel):
     reference: JsonValue = None
     #: the release (dataset id) whose heldout.jsonl the prompt came from, when accumulated
     release: str | None = None
+    #: the environment task (a ``python`` domain's instruction and ground-truth actions)
+    task: dict[str, JsonValue] | None = None
 
 
 def _messages(raw: Any, where: str) -> tuple[dict[str, JsonValue], ...]:
@@ -79,6 +81,7 @@ def parse_row(row: dict[str, Any], where: str) -> HeldoutPrompt:
         label=ctx.get("label"),
         reference=expected,
         release=row["release"] if isinstance(row.get("release"), str) else None,
+        task=row["task"] if isinstance(row.get("task"), dict) else None,
     )
 
 

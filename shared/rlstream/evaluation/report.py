@@ -79,7 +79,7 @@ Candidate `{c["model"]["label"]}`: {c["model"]["base"]}{" + " + c["model"]["adap
 {data["heldout"]["prompts"]} held-out prompts (`{data["heldout"]["path"]}`, sha256
 `{data["heldout"]["sha256"][:16]}`{_by_release(data["heldout"])}), the same for both models; decoding: {mode},
 max_new_tokens {dec["max_new_tokens"]}, seed {dec["seed"]}; reward spec `{data["reward_spec"]}`.
-{_FORMS.get(str(data["heldout"].get("form")), "")}
+{_form_line(data["heldout"])}
 Leakage check: {"; ".join(data["leakage"]["sources"]) or "no training lineage given"}.
 
 | metric | baseline | candidate | change |
@@ -104,6 +104,24 @@ _FORMS = {
     "first_turn": "Form: **first turn**. Each prompt is a held-out conversation's opening; "
     "the generated reply is graded by the reward spec.",
 }
+
+
+def _form_line(heldout: dict[str, Any]) -> str:
+    form = str(heldout.get("form"))
+    if form != "environment":
+        return _FORMS.get(form, "")
+    env = heldout.get("environment") or {}
+    ends = heldout.get("episodes") or {}
+    how = "; ".join(
+        f"{who}: " + ", ".join(f"{n} {k}" for k, n in sorted(c.items())) for who, c in ends.items()
+    )
+    return (
+        f"Form: **environment** `{env.get('name')}`. Each held-out task is played as whole "
+        f"episodes (at most {env.get('max_turns')} model turns): the environment answers with "
+        "tool results or the user's next turn and its reward grades the episode; task success "
+        "is a reward of at least 1. Episodes the environment cannot grade (off-log, "
+        f"ungraded truncation) count as ungraded, not failed. Episode ends: {how}."
+    )
 
 
 def _by_release(heldout: dict[str, Any]) -> str:

@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import orjson
 
+from rlstream.environments import environment_factory
+from rlstream.evaluation.episodes import play_heldout
 from rlstream.evaluation.grading import grade_generation
 from rlstream.evaluation.models import (
     Delta,
@@ -73,6 +75,9 @@ def _sample_model(
             progress(ref.label, done, len(prompts))
 
     try:
+        if request.environment is not None:
+            played = play_heldout(request.environment, prompts, sampler, request.decoding, advance)
+            return played, time.perf_counter() - started
         gens = sampler.generate([p.messages for p in prompts], request.decoding, advance)
     finally:
         sampler.close()
@@ -132,12 +137,32 @@ def eval_spec(text: str, specs: SpecResolver | None = None) -> RewardSpec:
     return (specs or SpecResolver()).for_id(text)
 
 
-def eval_form(prompts: Sequence[HeldoutPrompt]) -> str:
-    """``next_action`` when the prompts end after earlier assistant turns (turn-level
+def eval_form(prompts: Sequence[HeldoutPrompt], request: EvalRequest | None = None) -> str:
+    """``environment`` when the request names one (whole episodes, graded by the
+    environment); ``next_action`` when the prompts end after earlier assistant turns (turn-level
     datasets of multi-turn agents: the new turn is graded against the calls the passing
     rollouts made at that state), else ``first_turn`` (a conversation's opening)."""
+    if request is not None and request.environment is not None:
+        return "environment"
     later = sum(any(m.get("role") == "assistant" for m in p.messages) for p in prompts)
     return "next_action" if 2 * later > len(prompts) else "first_turn"
+
+
+def _environment_summary(
+    request: EvalRequest, *per_model: Sequence[tuple[Sample, ...]]
+) -> dict[str, object]:
+    """The environment and how its episodes ended, per model (ungraded ones by reason)."""
+    if request.environment is None:
+        return {}
+    ends = [
+        dict(Counter(s.reason.split(":")[0] if s.reason else "graded" for t in m for s in t))
+        for m in per_model
+    ]
+    env = request.environment
+    return {
+        "environment": {"name": env.name, "max_turns": env.max_turns},
+        "episodes": {"baseline": ends[0], "candidate": ends[1]},
+    }
 
 
 def run_evaluation(
@@ -154,6 +179,9 @@ def run_evaluation(
     prompts = load_heldout(request.heldout, request.max_prompts)
     leakage = _check_leaks(request, prompts)
     spec = eval_spec(request.reward_spec, specs)
+    if request.environment is not None:  # an unknown name or bad options: before any model
+        env = request.environment
+        environment_factory(env.name, **env.options)
     factory = sampler_factory or (lambda ref: make_sampler(ref, request.sampler, request.device))
     base, base_s = _sample_model(request.baseline, prompts, request, spec, factory, progress)
     cand, cand_s = _sample_model(request.candidate, prompts, request, spec, factory, progress)
@@ -173,7 +201,8 @@ def run_evaluation(
             "sha256": sha,
             "prompts": len(prompts),
             "by_release": dict(Counter(p.release for p in prompts if p.release)),
-            "form": eval_form(prompts),
+            "form": eval_form(prompts, request),
+            **_environment_summary(request, base, cand),
         },
         reward_spec=spec.spec_id,
         decoding=request.decoding,

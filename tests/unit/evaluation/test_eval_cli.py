@@ -68,3 +68,41 @@ def test_the_exit_code_says_promote_reject_or_insufficient(
     assert got == code, out
     assert decision in out
     assert orjson.loads((tmp_path / "eval" / "report.json").read_bytes())["decision"] == decision
+
+
+def test_environment_options_are_checked_before_any_model_loads(tmp_path: Path) -> None:
+    ds = orders_dataset(tmp_path)
+    common = (
+        "--baseline", str(tmp_path / "no-model"), "--candidate-adapter", str(tmp_path / "x"),
+        "--heldout", str(ds / "heldout.jsonl"), "--reward", "tool_calling",
+    )  # fmt: skip
+    code, out = _eval(*common, "--environment", "nosuch")
+    assert code == 2 and "unknown environment 'nosuch'" in out and "replay" in out
+    code, out = _eval(*common, "--environment", "python", "--env-option", "domain")
+    assert code == 2 and "expected KEY=VALUE" in out and "Traceback" not in out
+    code, out = _eval(*common, "--environment", "python", "--env-option", "domain=no:such")
+    assert code == 2 and "domain 'no:such'" in out and "Traceback" not in out
+
+
+def test_environment_flags_reach_the_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ds = orders_dataset(tmp_path)
+    seen = []
+
+    def fake(request: object, progress: object = None) -> object:
+        seen.append(request)
+        return report_from([[sample(False)]] * 5, [[sample(True)]] * 5)
+
+    monkeypatch.setattr(eval_cmd, "run_evaluation", fake)
+    _eval(
+        "--baseline", str(tmp_path), "--candidate-adapter", str(tmp_path),
+        "--heldout", str(ds / "heldout.jsonl"), "--reward", "tool_calling",
+        "--environment", "replay", "--env-option", "logs=a.jsonl",
+        "--env-option", "reward=outcome", "--max-turns", "5", "--out", str(tmp_path / "e"),
+    )  # fmt: skip
+    [request] = seen
+    env = request.environment  # type: ignore[attr-defined]
+    assert (env.name, env.options, env.max_turns) == (
+        "replay", {"logs": "a.jsonl", "reward": "outcome"}, 5,
+    )  # fmt: skip

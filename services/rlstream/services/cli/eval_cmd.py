@@ -15,6 +15,7 @@ from rlstream.evaluation import (
     run_evaluation,
     write_report,
 )
+from rlstream.evaluation.episodes import environment_spec
 from rlstream.evaluation.prompts import load_heldout
 from rlstream.services.cli.common import EXIT_DATA, EXIT_INSUFFICIENT, console, friendly_errors
 
@@ -27,6 +28,10 @@ rlstream eval --candidate-adapter run/adapter --heldout dataset/heldout.jsonl --
 rlstream eval --baseline ./models/base --baseline-adapter champion/adapter --candidate-adapter run/adapter --heldout dataset/heldout.jsonl --reward tool_calling --k 4 --out eval/
 
 rlstream eval --candidate-adapter run/adapter --heldout dataset/heldout.jsonl --reward tool_calling --greedy --training-dataset dataset/
+
+rlstream eval --candidate-adapter run/adapter --heldout dataset/heldout.jsonl --reward outcome --environment replay --env-option logs=conversations.jsonl --max-turns 12
+
+With --environment, each held-out task is played as whole episodes in that environment (replay: the logs answer; python: your tool functions over a state, tasks from each held-out row's "task" object; docs/environments.md) and the environment's reward grades them; without it, one generated turn per prompt is graded by the reward spec.
 
 Both models get the same prompts and decoding; every sample is graded by the reward spec with the grader's code. The gate promotes only when a paired one-sided test at 95% (exact McNemar with one greedy sample per prompt, a sign-flip permutation test otherwise) shows a gain above --min-effect over at least --min-prompts held-out prompts, and no guard (tool errors, response length, safety) can have regressed beyond its tolerance (docs/gate.md). Exit code 0 on promote, 1 on reject, 4 when there are too few held-out prompts to decide (insufficient).
 """
@@ -58,10 +63,18 @@ def eval_command(
     device: str = typer.Option("auto", help="auto | cpu | cuda"),
     sampler: str = typer.Option("auto", help="auto | hf | vllm"),
     out: Path = typer.Option(Path("eval"), "--out", help="report folder"),
+    environment: str = typer.Option(
+        None, "--environment", help="play whole episodes in this environment: replay | python"
+    ),
+    env_option: list[str] = typer.Option(
+        [], "--env-option", help="KEY=VALUE option of the environment (repeatable)"
+    ),
+    max_turns: int = typer.Option(8, help="most model turns per episode (with --environment)"),
 ) -> None:
     """Evaluate a candidate adapter against the baseline on held-out prompts, then gate."""
     from rlstream.training import ensure_base_model
 
+    env = environment_spec(environment, env_option, max_turns) if environment else None
     base = baseline or str(ensure_base_model())
     request = EvalRequest(
         baseline=ModelRef.of(base, baseline_adapter, "baseline"),
@@ -77,6 +90,7 @@ def eval_command(
         device=device,
         sampler=sampler,
         training_dataset=training_dataset,
+        environment=env,
     )
     gate = GateConfig(metric=metric, min_effect=min_effect, min_prompts=min_prompts)
     n = len(load_heldout(heldout, max_prompts))

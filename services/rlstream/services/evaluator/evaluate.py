@@ -16,6 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from rlstream.errors import ConfigError
+from rlstream.evaluation.models import EnvironmentSpec
 from rlstream.registry import Verdict
 
 
@@ -53,6 +54,8 @@ class EvalJob(BaseModel):
     metric: Literal["pass_at_1", "mean_reward"]
     min_effect: float
     min_prompts: int = 30
+    #: None: the next-action (or first-turn) form; else whole episodes in this environment
+    environment: EnvironmentSpec | None = None
 
 
 Evaluate = Callable[[EvalJob], Verdict]
@@ -98,6 +101,7 @@ def evaluate_with_library(job: EvalJob) -> Verdict:
         max_prompts=job.max_prompts,
         training_dataset=job.training_dataset,
         trained_task_keys=job.trained_task_keys,
+        environment=job.environment,
     )
     gate = GateConfig(metric=job.metric, min_effect=job.min_effect, min_prompts=job.min_prompts)
     report = run_evaluation(request, specs=SpecResolver(config_path=job.reward_config))

@@ -219,6 +219,7 @@ class EvaluatorHandler:
             max_prompts=s.eval_max_prompts,
             max_new_tokens=s.eval_max_new_tokens,
             seed=s.eval_seed,
+            environment=s.environment(),
             metric=s.gate_metric,
             min_effect=s.gate_min_effect,
             min_prompts=s.gate_min_prompts,

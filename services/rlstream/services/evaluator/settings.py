@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, JsonValue
 
 from rlstream.delivery.runtime import ServiceSettings
 from rlstream.evaluation.heldout_set import DEFAULT_CAP
+from rlstream.evaluation.models import EnvironmentSpec
 from rlstream.registry import DeploySettings
 
 
@@ -47,6 +48,16 @@ class EvaluatorSettings(ServiceSettings, DeploySettings):
     )
     eval_max_new_tokens: int = Field(default=64, ge=1)
     eval_seed: int = 0
+    eval_environment: str | None = Field(
+        default=None,
+        description="play each held-out task as whole episodes in this environment "
+        "(replay | python | a plugin's name); None: grade one generated turn per prompt",
+    )
+    eval_environment_options: dict[str, JsonValue] = Field(
+        default_factory=dict,
+        description='the environment\'s keyword options as JSON, e.g. {"logs": "/data/a.jsonl"}',
+    )
+    eval_max_turns: int = Field(default=8, ge=1, le=64, description="most model turns per episode")
     gate_metric: Literal["pass_at_1", "mean_reward"] = "pass_at_1"
     gate_min_effect: float = Field(
         default=0.0, description="the gain the gate's one-sided test must show to be exceeded"
@@ -55,6 +66,16 @@ class EvaluatorSettings(ServiceSettings, DeploySettings):
         default=30, ge=1, description="fewer held-out prompts: decision insufficient"
     )
     reports_dir: Path | None = Field(default=None, description="default: <data_dir>/evaluations")
+
+    def environment(self) -> EnvironmentSpec | None:
+        """The environment form's spec, when one is configured."""
+        if self.eval_environment is None:
+            return None
+        return EnvironmentSpec(
+            name=self.eval_environment,
+            options=self.eval_environment_options,
+            max_turns=self.eval_max_turns,
+        )
 
     def reports_path(self) -> Path:
         return self.reports_dir or (self.data_dir / "evaluations")

@@ -136,6 +136,12 @@ EVALUATION_SECONDS = Histogram(
     "Time to evaluate one candidate against its baseline",
     buckets=(1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200),
 )
+RETENTION_REMOVED = Counter(
+    "rlstream_retention_removed_total",
+    "What the curator's retention pass removed, by kind: turn_buffers and pending_rollouts "
+    "(rows), datasets (releases whose training files went), run_artifacts (run folders)",
+    ["kind"],
+)
 PROMOTIONS = Counter(
     "rlstream_promotions_total",
     "Gate decisions to promote: promoted (the alias moved) or refused (the champion moved "

@@ -22,6 +22,7 @@ from rlstream.storage._datasets import DatasetOps
 from rlstream.storage._heldout import HeldoutOps
 from rlstream.storage._lineage import LineageOps
 from rlstream.storage._registry import RegistryOps
+from rlstream.storage._retention import RetentionOps
 from rlstream.storage._rows import (
     BUMP_GROUPS,
     INSERT_ROLLOUTS,
@@ -43,7 +44,7 @@ from rlstream.transcript import Transcript
 __all__ = ["Store", "rollout_features", "rollout_group"]
 
 
-class Store(DatasetOps, HeldoutOps, LineageOps, TrainingOps, RegistryOps, BufferOps):
+class Store(DatasetOps, HeldoutOps, LineageOps, TrainingOps, RegistryOps, BufferOps, RetentionOps):
     """All Postgres reads and writes rlstream makes. Construct with :meth:`connect`."""
 
     @classmethod

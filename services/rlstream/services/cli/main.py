@@ -12,7 +12,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import typer
 
-from rlstream.services.cli import common, db, dlq_cmd, services_cmd, topics_cmd
+from rlstream.services.cli import common, db, dlq_cmd, retention_cmd, services_cmd, topics_cmd
 from rlstream.services.cli.chat_cmd import chat
 from rlstream.services.cli.curate_cmd import curate_command
 from rlstream.services.cli.demo_cmd import demo
@@ -69,6 +69,7 @@ app.command("lineage")(lineage)
 app.command("chat")(chat)
 app.add_typer(db.app, name="db")
 app.add_typer(dlq_cmd.app, name="dlq")
+app.add_typer(retention_cmd.app, name="retention")
 app.add_typer(services_cmd.app, name="services")
 app.add_typer(topics_cmd.app, name="topics")
 

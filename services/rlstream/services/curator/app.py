@@ -5,7 +5,8 @@ release policy, seals a dataset, publishes ``DatasetReleased`` to ``rlstream.dat
 (key: dataset id) and hands it to the configured launcher (``RLSTREAM_LAUNCHER``: none,
 local, kubernetes) after the budget check. The launcher's watcher (Job conditions, child
 exit codes) runs in this process too and publishes ``TrainingRunEvent`` on
-``rlstream.training.v1``.
+``rlstream.training.v1``. Retention (``RLSTREAM_RETENTION_*``, docs/retention.md) runs here
+every ``RLSTREAM_RETENTION_INTERVAL_S``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from rlstream.delivery.service import StreamService, Topic
 from rlstream.events import DatasetReleased, DLQRecord, ScoredEvent, TrainingRunEvent, topics
 from rlstream.launch import launcher_from_settings
 from rlstream.services.curator.handler import CuratorHandler
+from rlstream.services.curator.retention import retention_loop
 from rlstream.services.curator.settings import CuratorSettings
 from rlstream.settings import startup_settings
 
@@ -63,6 +65,7 @@ async def _start() -> None:
     await handler.mark_all_pending_dirty()
     _tasks.append(asyncio.create_task(handler.run_forever()))
     _tasks.append(asyncio.create_task(handler.training.follow_runs()))
+    _tasks.append(asyncio.create_task(retention_loop(rt, settings)))
 
 
 @app.on_shutdown

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from pydantic import BaseModel, ConfigDict, Field
 
 from rlstream.delivery.runtime import ServiceSettings
 from rlstream.launch.settings import LaunchSettings
+from rlstream.retention.settings import RetentionSettings
 
 
 class Thresholds(BaseModel):
@@ -20,8 +19,9 @@ class Thresholds(BaseModel):
     min_gradient_support: float | None = Field(default=None, ge=0.0, le=1.0)
 
 
-class CuratorSettings(ServiceSettings, LaunchSettings):
-    """Release policy + the launcher (``RLSTREAM_LAUNCHER``, ``RLSTREAM_K8S_*``, budgets)."""
+class CuratorSettings(ServiceSettings, LaunchSettings, RetentionSettings):
+    """Release policy + the launcher (``RLSTREAM_LAUNCHER``, ``RLSTREAM_K8S_*``, budgets) +
+    retention (``RLSTREAM_RETENTION_*``, and ``dataset_dir``, where releases are written)."""
 
     release_min_rollouts: int = Field(default=200, description="pending rollouts needed")
     release_min_groups: int = Field(default=20, description="pending groups with n >= 2")
@@ -37,7 +37,6 @@ class CuratorSettings(ServiceSettings, LaunchSettings):
     launch_retry_interval_s: float = Field(
         default=10.0, description="how often releases without a run are launched again"
     )
-    dataset_dir: Path | None = Field(default=None, description="default: <data_dir>/datasets")
     release_overrides: dict[str, Thresholds] = Field(
         default_factory=dict,
         description='per agent, JSON: {"refunds-bot": {"min_rollouts": 1000}}',
@@ -52,6 +51,3 @@ class CuratorSettings(ServiceSettings, LaunchSettings):
             if o.min_gradient_support is None
             else o.min_gradient_support,
         )
-
-    def datasets_path(self) -> Path:
-        return self.dataset_dir or (self.data_dir / "datasets")

@@ -11,18 +11,19 @@ the model loads. Rollouts are whole episodes
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
 
-from rlstream.environments import EnvironmentFailure, environment_factory
+from rlstream.environments import Environment, EnvironmentFailure, environment_factory
 from rlstream.environments.episode import opening
 from rlstream.environments.render import message_dict
 from rlstream.environments.trl_adapter import EpisodeRollout
 from rlstream.errors import ConfigError
 from rlstream.training.chat import normalise_message
 from rlstream.training.config import TrainConfig
+from rlstream.transcript import Message
 
 
 def task_of(row: dict[str, Any]) -> dict[str, Any] | None:
@@ -43,15 +44,16 @@ def task_of(row: dict[str, Any]) -> dict[str, Any] | None:
     return task
 
 
-def environment_rows(
+def task_openings(
     config: TrainConfig, rows: Sequence[dict[str, Any]]
-) -> tuple[list[dict[str, Any]], EpisodeRollout, dict[str, int]]:
-    """(TRL prompt rows, the rollout function, skipped rows by reason)."""
+) -> tuple[Callable[[], Environment], list[tuple[dict[str, Any], list[Message]]], dict[str, int]]:
+    """(the environment factory, each usable row's task with its opening messages, skipped
+    rows by reason): every task reset once, under the deadline. Both backends build their
+    prompts from it."""
     if config.environment is None:
-        raise ConfigError("environment_rows needs TrainConfig.environment")
+        raise ConfigError("multi-turn training needs TrainConfig.environment")
     factory = environment_factory(config.environment, **config.environment_options)
-    tasks: list[dict[str, Any]] = []
-    openings: list[list[dict[str, Any]]] = []
+    out: list[tuple[dict[str, Any], list[Message]]] = []
     skipped: dict[str, int] = {}
     for row in rows:
         task = task_of(row)
@@ -65,10 +67,19 @@ def environment_rows(
             reason = f"reset failed: {exc}"[:200]
             skipped[reason] = skipped.get(reason, 0) + 1
             continue
-        tasks.append(task)
-        openings.append([normalise_message(message_dict(m)) for m in msgs])
-    if not tasks:
+        out.append((task, list(msgs)))
+    return factory, out, skipped
+
+
+def environment_rows(
+    config: TrainConfig, rows: Sequence[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], EpisodeRollout, dict[str, int]]:
+    """(TRL prompt rows, the rollout function, skipped rows by reason)."""
+    factory, opened, skipped = task_openings(config, rows)
+    if not opened:
         raise ConfigError(f"no environment task to train on: {skipped or 'no rows'}")
+    tasks = [task for task, _ in opened]
+    openings = [[normalise_message(message_dict(m)) for m in msgs] for _, msgs in opened]
     rollout = EpisodeRollout(
         factory,
         tasks,

@@ -11,19 +11,16 @@ pinned release's manifest like any other run.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from rlstream.environments import EnvironmentFailure, environment_factory
-from rlstream.environments.episode import opening
 from rlstream.environments.openrlhf_agent import task_label
 from rlstream.environments.render import message_dict
 from rlstream.errors import ConfigError, InputError
-from rlstream.training.builtin.multiturn import task_of
+from rlstream.training.builtin.multiturn import task_openings
 from rlstream.training.config import TrainConfig
 from rlstream.training.data import read_rows
 from rlstream.training.openrlhf import agent_file
@@ -36,24 +33,15 @@ def env_prompts(
     config: TrainConfig, rows: list[dict[str, Any]]
 ) -> tuple[bytes, int, dict[str, int]]:
     """(prompt file bytes, rows, skipped rows by reason)."""
-    assert config.environment is not None
-    factory = environment_factory(config.environment, **config.environment_options)
-    lines: list[bytes] = []
-    skipped: dict[str, int] = {}
-    for row in rows:
-        task = task_of(row)
-        if task is None:
-            reason = "no environment task (task or JSON-object label)"
-            skipped[reason] = skipped.get(reason, 0) + 1
-            continue
-        try:
-            msgs, _ = asyncio.run(opening(factory(), task, config.env_timeout_s))
-        except EnvironmentFailure as exc:
-            reason = f"reset failed: {exc}"[:200]
-            skipped[reason] = skipped.get(reason, 0) + 1
-            continue
-        record = {"prompt": [message_dict(m) for m in msgs], "label": task_label(task)}
-        lines.append(orjson.dumps(record, option=orjson.OPT_SORT_KEYS) + b"\n")
+    _, opened, skipped = task_openings(config, rows)
+    lines = [
+        orjson.dumps(
+            {"prompt": [message_dict(m) for m in msgs], "label": task_label(task)},
+            option=orjson.OPT_SORT_KEYS,
+        )
+        + b"\n"
+        for task, msgs in opened
+    ]
     return b"".join(lines), len(lines), skipped
 
 

@@ -39,7 +39,9 @@ from _services import Stack, conversation, read_topic, release_env, start_stack
 from rlstream.delivery.dlq import safe_dlq_key
 from rlstream.events import topics
 from rlstream.limits import bounded_id
+from rlstream.pii import keys
 from rlstream.pii.fields import safe_id
+from rlstream_testkit.stack import TEST_PII_KEY
 
 Rec = tuple[bytes, bytes, list[tuple[str, bytes]]]
 
@@ -210,6 +212,8 @@ def main() -> None:
         | {"RLSTREAM_BATCH_MAX_RECORDS": "200"}
         | ({"PYTHONPATH": a.services_pythonpath} if a.services_pythonpath else {})
     )
+    # the expected ids below are the services' keyed stand-ins
+    keys.configure(keys.Pseudonymiser(TEST_PII_KEY.encode()))
     try:
         st.create_topics()
         procs = st.start("ingest", "grader", "curator")

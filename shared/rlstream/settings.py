@@ -72,6 +72,14 @@ class Settings(BaseSettings):
         description="CA bundle (PEM) the server certificate must chain to; added to the DSN "
         "as sslrootcert, with sslmode=verify-full unless the DSN names an sslmode",
     )
+    pii_key: SecretStr | None = Field(
+        default=None,
+        description="secret (>= 32 bytes) that keys the stand-ins of identifiers holding PII; "
+        "services refuse to start without it unless embedded_postgres (docs/pii.md)",
+    )
+    pii_key_file: Path | None = Field(
+        default=None, description="file holding the PII key (a mounted Secret)"
+    )
     redis_url: SecretStr | None = Field(
         default=None,
         description="redis://[user:password@]host:port/db, or rediss:// for TLS",

@@ -57,9 +57,9 @@ RLSTREAM_*) or an object {name, keys} (per-key references). */}}
 {{- if kindIs "map" .Values.existingSecret -}}
 {{- $s := .Values.existingSecret -}}
 {{- $keys := $s.keys | default dict -}}
-{{- $vars := dict "postgresDsn" "RLSTREAM_POSTGRES_DSN" "redisUrl" "RLSTREAM_REDIS_URL" "kafkaUsername" "RLSTREAM_KAFKA_SASL_USERNAME" "kafkaPassword" "RLSTREAM_KAFKA_SASL_PASSWORD" -}}
-{{- $keys = merge (dict) $keys (dict "postgresDsn" "RLSTREAM_POSTGRES_DSN") -}}
-{{- range $k := list "postgresDsn" "redisUrl" "kafkaUsername" "kafkaPassword" }}
+{{- $vars := dict "postgresDsn" "RLSTREAM_POSTGRES_DSN" "piiKey" "RLSTREAM_PII_KEY" "redisUrl" "RLSTREAM_REDIS_URL" "kafkaUsername" "RLSTREAM_KAFKA_SASL_USERNAME" "kafkaPassword" "RLSTREAM_KAFKA_SASL_PASSWORD" -}}
+{{- $keys = merge (dict) $keys (dict "postgresDsn" "RLSTREAM_POSTGRES_DSN" "piiKey" "RLSTREAM_PII_KEY") -}}
+{{- range $k := list "postgresDsn" "piiKey" "redisUrl" "kafkaUsername" "kafkaPassword" }}
 {{- if get $keys $k }}
 - name: {{ get $vars $k }}
   valueFrom:

@@ -127,13 +127,19 @@ class Runtime:
             self._profiler.enable()
         if s.health_port >= 0:
             self.health_port = await self.health.start(s.health_host, s.health_port)
+        from rlstream.pii.keys import configure_from_settings
         from rlstream.storage import Store, prepare_schema
         from rlstream.storage.embedded import resolve_dsn
 
-        try:  # a missing DSN fails now, not after Kafka
+        try:  # a missing DSN or PII key fails now, not after Kafka
             dsn = resolve_dsn(s, service=True)
+            pseudonyms = configure_from_settings(s, service=True)
         except ConfigError as exc:
             self.refuse_start(exc)
+        if pseudonyms is None:
+            log.warning("no RLSTREAM_PII_KEY: unkeyed stand-ins for PII (a one-pod demo only)")
+        else:
+            log.info("stand-ins keyed", extra={"pii_key_id": pseudonyms.key_id})
         await wait_for_kafka(
             s,
             lambda line: self.health.set_ready(False, line or "starting"),

@@ -7,7 +7,6 @@ restarts per conversation, so placeholders carry nothing across conversations.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections import Counter
 from collections.abc import Mapping
@@ -20,6 +19,7 @@ from pydantic import JsonValue
 from rlstream import limits
 from rlstream.errors import NestingTooDeep
 from rlstream.fastmodel import replaced
+from rlstream.pii import keys
 from rlstream.pii.detectors import (
     CONTEXT_KINDS,
     PASSWORD_KEY,
@@ -270,8 +270,9 @@ def _decodes_to(raw: str, value: Any) -> bool:
 
 
 def pii_free_id(value: str) -> str:
-    """A stable stand-in for an identifier that contains PII."""
-    return "pii-" + hashlib.blake2b(value.encode(), digest_size=12).hexdigest()
+    """A stable stand-in for an identifier that contains PII: keyed with the process's
+    PII key when one is configured (``rlstream.pii.keys``), else the unkeyed local form."""
+    return keys.stand_in(value)
 
 
 def redact_text(text: str) -> str:

@@ -13,6 +13,8 @@ from typing import Any
 
 from kube_api import Api
 
+from rlstream_testkit.stack import TEST_PII_KEY
+
 ROOT = Path(__file__).resolve().parents[3]
 CHART = ROOT / "charts" / "rlstream"
 
@@ -75,7 +77,10 @@ def install_chart(
     api.ok(
         "POST",
         f"/api/v1/namespaces/{ns}/secrets",
-        {"metadata": {"name": "rls-db"}, "stringData": {"RLSTREAM_POSTGRES_DSN": dsn}},
+        {
+            "metadata": {"name": "rls-db"},
+            "stringData": {"RLSTREAM_POSTGRES_DSN": dsn, "RLSTREAM_PII_KEY": TEST_PII_KEY},
+        },
     )
     art = tmp_path_factory.mktemp(f"artifacts-{ns}")
     os.chown(art, 10001, 10001)

@@ -22,6 +22,8 @@ from kube_api import Api, pod_logs
 from promcrds import install_crds
 from typer.testing import CliRunner
 
+from rlstream_testkit.stack import TEST_PII_KEY
+
 pytestmark = [pytest.mark.cluster, pytest.mark.helm, pytest.mark.timeout(1200)]
 
 NS = "rls-corp"
@@ -94,7 +96,10 @@ def release(
     def prepare(api: Api, dsn: str) -> None:
         secrets = f"/api/v1/namespaces/{NS}/secrets"
         # a Secret another team made: its own key names
-        api.ok("POST", secrets, {"metadata": {"name": "corp-db"}, "stringData": {"dsn": dsn}})
+        api.ok(
+            "POST", secrets,
+            {"metadata": {"name": "corp-db"}, "stringData": {"dsn": dsn, "pii-key": TEST_PII_KEY}},
+        )  # fmt: skip
         api.ok("POST", secrets, {"metadata": {"name": "corp-ca"}, "stringData": {"ca.crt": _ca_pem()}})  # fmt: skip
         api.ok(
             "POST", secrets,
@@ -109,7 +114,7 @@ def release(
         "image": {"repository": repo, "digest": _digest(cluster)},
         "imagePullSecrets": [{"name": "regcred"}],
         "config": {"topicPrefix": PREFIX},
-        "existingSecret": {"name": "corp-db", "keys": {"postgresDsn": "dsn"}},
+        "existingSecret": {"name": "corp-db", "keys": {"postgresDsn": "dsn", "piiKey": "pii-key"}},
         "tls": {"caSecret": "corp-ca"},
         "serviceAccounts": {"annotations": {"eks.amazonaws.com/role-arn": ROLE_ARN}},
         "podLabels": {"team": "ml"},
@@ -170,6 +175,9 @@ def test_installs_with_the_extension_points_and_helm_test_passes(
         env = {e["name"]: e for e in c["env"]}
         assert env["RLSTREAM_POSTGRES_DSN"]["valueFrom"]["secretKeyRef"] == {
             "name": "corp-db", "key": "dsn"
+        }  # fmt: skip
+        assert env["RLSTREAM_PII_KEY"]["valueFrom"]["secretKeyRef"] == {
+            "name": "corp-db", "key": "pii-key"
         }  # fmt: skip
         assert env["RLSTREAM_MIGRATE_ON_START"]["value"] == "false"
         mounts = {m["name"]: m["mountPath"] for m in c["volumeMounts"]}

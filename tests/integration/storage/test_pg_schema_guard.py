@@ -13,6 +13,7 @@ from pathlib import Path
 
 import asyncpg
 import pytest
+from pydantic import SecretStr
 from typer.testing import CliRunner
 
 from rlstream.delivery.runtime import Runtime, ServiceSettings
@@ -27,6 +28,7 @@ from rlstream.storage import (
     prepare_schema,
     upgrade,
 )
+from rlstream_testkit.stack import TEST_PII_KEY
 
 pytestmark = pytest.mark.postgres
 
@@ -54,8 +56,9 @@ class Refused(Exception):
 async def _service_start(dsn: str, migrate: bool, bootstrap: str) -> None:
     """Runtime.start up to its refusal (which would end the process: raised here)."""
     settings = ServiceSettings(
-        postgres_dsn=dsn, health_port=-1, migrate_on_start=migrate, kafka_bootstrap=bootstrap
-    )
+        postgres_dsn=dsn, health_port=-1, migrate_on_start=migrate, kafka_bootstrap=bootstrap,
+        pii_key=SecretStr(TEST_PII_KEY),
+    )  # fmt: skip
     rt = Runtime("ingest", settings)
 
     def refuse(exc: Exception) -> None:
@@ -141,6 +144,7 @@ async def test_a_service_process_refuses_with_one_line_and_exit_2(
     env.update(
         RLSTREAM_POSTGRES_DSN=dsn, RLSTREAM_KAFKA_BOOTSTRAP=kafka_bootstrap,
         RLSTREAM_HEALTH_PORT="-1", RLSTREAM_MIGRATE_ON_START="false",
+        RLSTREAM_PII_KEY=TEST_PII_KEY,
     )  # fmt: skip
     faststream = str(Path(sys.executable).parent / "faststream")
     res = subprocess.run(

@@ -38,6 +38,10 @@ DLQS = tuple(
     for t in (topics.CONVERSATIONS_RAW, topics.TRANSCRIPTS, topics.SCORED, topics.TRAINING)
 )
 
+#: the PII key every stack service gets (services refuse to start without one); a test that
+#: computes the stand-ins a service makes configures ``rlstream.pii.keys`` with it
+TEST_PII_KEY = "rlstream-testkit-pii-key-not-a-secret-0123456789"
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -142,6 +146,7 @@ class Stack:
             RLSTREAM_DATA_DIR=str(self.workdir / "data"),
             RLSTREAM_LOG_LEVEL="INFO",
             RLSTREAM_SESSION_TIMEOUT_MS="6000",
+            RLSTREAM_PII_KEY=TEST_PII_KEY,
             PYTHONUNBUFFERED="1",
         )
         if self.redis_url:

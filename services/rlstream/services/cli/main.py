@@ -53,6 +53,13 @@ def _global(
 ) -> None:
     if debug:
         common.DEBUG = True
+    if {"RLSTREAM_PII_KEY", "RLSTREAM_PII_KEY_FILE"} & os.environ.keys():
+        # stand-ins keyed as the services' are (docs/pii.md); without a key the CLI keeps
+        # the unkeyed local form, and settings are not read for commands that need none
+        from rlstream.pii.keys import configure_from_settings
+        from rlstream.settings import load_settings
+
+        configure_from_settings(load_settings())
 
 
 app.command("ingest")(ingest)

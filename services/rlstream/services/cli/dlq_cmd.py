@@ -42,8 +42,14 @@ async def _letters(settings: Settings, topic: str) -> list[tuple[str, DLQRecord 
     from aiokafka import AIOKafkaConsumer, TopicPartition
 
     name, bootstrap = dlq(topic), settings.kafka_bootstrap
+    # earliest, not the default latest: assign() may start a reset to the default that
+    # lands after seek_to_beginning and leaves every position at the end (seen under load:
+    # "replayed 0 of 0" right after a list of 2)
     cons = AIOKafkaConsumer(
-        bootstrap_servers=bootstrap, enable_auto_commit=False, **client_kwargs(settings)
+        bootstrap_servers=bootstrap,
+        enable_auto_commit=False,
+        auto_offset_reset="earliest",
+        **client_kwargs(settings),
     )
     await start_or_explain(cons, settings)
     try:

@@ -55,6 +55,8 @@ def test_service_image_runs_ingest_against_harness_kafka(
         "--memory", "1g", "--pids-limit", "512",
         "-e", f"RLSTREAM_KAFKA_BOOTSTRAP={kafka.bootstrap}",
         "-e", f"RLSTREAM_TOPIC_PREFIX={prefix}",
+        # no DSN: the one-pod mode with a private embedded PostgreSQL, which must be asked for
+        "-e", "RLSTREAM_EMBEDDED_POSTGRES=true",
         "-e", "RLSTREAM_HEALTH_HOST=127.0.0.1", "-e", f"RLSTREAM_HEALTH_PORT={port}",
         images["RLSTREAM_IMAGE"],
         "faststream", "run", "rlstream.services.ingest.app:app",

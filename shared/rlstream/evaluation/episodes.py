@@ -54,6 +54,19 @@ def environment_spec(
     return EnvironmentSpec(name=name, options=parsed, max_turns=max_turns, timeout_s=timeout_s)
 
 
+def one_per_task(prompts: Sequence[HeldoutPrompt]) -> list[HeldoutPrompt]:
+    """The first prompt of each task key, in file order. A turn-level held-out file holds
+    several next-action prompts per task; played as episodes they are the same task, and
+    the gate's unit (a task) must be counted once."""
+    seen: set[str] = set()
+    out: list[HeldoutPrompt] = []
+    for p in prompts:
+        if p.task_key not in seen:
+            seen.add(p.task_key)
+            out.append(p)
+    return out
+
+
 def task_for(p: HeldoutPrompt) -> dict[str, Any]:
     """The environment task of a held-out prompt: its row's ``task`` object (a ``python``
     domain's instruction and ground-truth actions), with the task key always set (what

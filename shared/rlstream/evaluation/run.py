@@ -15,7 +15,7 @@ import numpy as np
 import orjson
 
 from rlstream.environments import environment_factory
-from rlstream.evaluation.episodes import play_heldout
+from rlstream.evaluation.episodes import one_per_task, play_heldout
 from rlstream.evaluation.grading import grade_generation
 from rlstream.evaluation.models import (
     Delta,
@@ -182,6 +182,7 @@ def run_evaluation(
     if request.environment is not None:  # an unknown name or bad options: before any model
         env = request.environment
         environment_factory(env.name, **env.options)
+        prompts = one_per_task(prompts)
     factory = sampler_factory or (lambda ref: make_sampler(ref, request.sampler, request.device))
     base, base_s = _sample_model(request.baseline, prompts, request, spec, factory, progress)
     cand, cand_s = _sample_model(request.candidate, prompts, request, spec, factory, progress)

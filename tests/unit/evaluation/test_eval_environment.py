@@ -90,7 +90,9 @@ def _agents() -> dict[str, Agent]:
 
 def test_python_environment_grades_whole_episodes_by_final_state(tmp_path: Path) -> None:
     agents = _agents()
-    request = _request(_heldout(tmp_path, _python_rows()), EnvironmentSpec(name="python"), k=2)
+    # a turn-level file holds several prompts per task: played as episodes, once per task
+    rows = _python_rows() + _python_rows()[:2]
+    request = _request(_heldout(tmp_path, rows), EnvironmentSpec(name="python"), k=2)
     report = run_evaluation(request, sampler_factory=lambda ref: agents[ref.label])
     # the baseline never acts: only the read-only status task's state already matches
     assert report.baseline.pass_at_1 == pytest.approx(0.25)
@@ -99,7 +101,8 @@ def test_python_environment_grades_whole_episodes_by_final_state(tmp_path: Path)
     assert [s.passed for s in by_task["status-1003"].baseline] == [True, True]
     assert not any(s.passed for s in by_task["cancel-1001"].baseline)
     assert all(s.attempted_call and s.graded for s in by_task["cancel-1001"].candidate)
-    assert report.heldout["form"] == "environment"
+    assert report.heldout["form"] == "environment" and report.heldout["prompts"] == 4
+    assert len(report.prompts) == 4
     assert report.heldout["environment"] == {"name": "python", "max_turns": 8}
     # both of the candidate's turns per episode ran as batches over all 8 episodes
     assert agents["candidate"].batches == [8, 8]

@@ -8,9 +8,6 @@ hole in the batch; here every sample gets a number."""
 from __future__ import annotations
 
 import asyncio
-import importlib.machinery
-import sys
-import types
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -19,7 +16,12 @@ from typing import Any
 import orjson
 import pytest
 import torch
-from _helpers_openrlhf import Cfg
+from _helpers_openrlhf import (
+    AGENT_SOURCES,
+    Cfg,
+    install_real_agent_module,
+    uninstall_openrlhf,
+)
 
 from rlstream.training.openrlhf.extract import source_from_wheel
 from rlstream.training.openrlhf.pin import OPENRLHF_VERSION
@@ -28,42 +30,16 @@ from rlstream.training.openrlhf.wheel import fetch_wheel
 from rlstream_testkit.paths import cache_dir
 
 pytestmark = pytest.mark.unit
-REAL = ("openrlhf/utils/logging_utils.py", "openrlhf/utils/agent.py")
-
-
-class _Finder:
-    """aiohttp (HTTP reward servers: unused with a reward file) resolves to a stub."""
-
-    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
-        if name.split(".")[0] == "aiohttp":
-            return importlib.machinery.ModuleSpec(name, self, is_package=True)
-        return None
-
-    def create_module(self, spec: Any) -> types.ModuleType:
-        return types.ModuleType(spec.name)
-
-    def exec_module(self, module: types.ModuleType) -> None:
-        return None
 
 
 @pytest.fixture(scope="module")
 def agent_module() -> Iterator[Any]:
     wheel = fetch_wheel(OPENRLHF_VERSION, cache_dir() / "openrlhf")
-    finder = _Finder()
-    sys.meta_path.insert(0, finder)
+    sources = {path: source_from_wheel(wheel, path) for path in AGENT_SOURCES}
     try:
-        for pkg in ("openrlhf", "openrlhf.utils"):
-            sys.modules[pkg] = types.ModuleType(pkg)
-        for path in REAL:
-            name = path.removesuffix(".py").replace("/", ".")
-            module = types.ModuleType(name)
-            sys.modules[name] = module
-            exec(compile(source_from_wheel(wheel, path), path, "exec"), module.__dict__)
-        yield sys.modules["openrlhf.utils.agent"]
+        yield install_real_agent_module(sources)
     finally:
-        sys.meta_path.remove(finder)
-        for name in [m for m in sys.modules if m.split(".")[0] in ("openrlhf", "aiohttp")]:
-            del sys.modules[name]
+        uninstall_openrlhf()
 
 
 class _CharTokenizer:

@@ -10,6 +10,11 @@ before the mark re-runs the batch: the rows are found stored and the events are 
 A service says what is specific to it in a :class:`Publication` (which topic, the id its
 seen keys use, the message key and bytes) and, when a repeat needs more than "drop it"
 (the ingest compares versions and republishes the stored first one), a ``reconcile`` step.
+
+A *replayed* input (:mod:`rlstream.delivery.replay`: the ``x-rlstream-replay`` header) that
+is marked seen is looked up in the store (``Publication.stored``): seen and stored is a
+repeat as above, seen but not stored (a restored database) is fresh. Outputs of a replayed
+input carry its marker on.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from typing import Generic, TypeVar
 from rlstream.delivery.batch import Item, Rejected, apply_isolating, reject_or_retry
 from rlstream.delivery.idempotency import SeenKeys
 from rlstream.delivery.outbox import Outbox
+from rlstream.delivery.replay import carried, is_replay
 
 T = TypeVar("T")
 
@@ -37,6 +43,9 @@ class Publication(Generic[T]):
     ident: Callable[[T], str]
     key: Callable[[T], bytes]
     value: Callable[[Item[T]], bytes]
+    #: which of these ids are stored (asked only for replayed inputs marked seen); None:
+    #: a replayed input marked seen is a repeat like any other
+    stored: Callable[[list[str]], Awaitable[set[str]]] | None = None
 
 
 async def publish_once(
@@ -54,6 +63,8 @@ async def publish_once(
     flags = [False] * len(items)
     if seen is not None and items:
         flags = await seen.seen([pub.ident(i.value) for i in items])
+        if pub.stored is not None and any(flags):
+            await _unless_stored(items, flags, pub)
     fresh = [i for i, f in zip(items, flags, strict=True) if not f]
     repeats = [i for i, f in zip(items, flags, strict=True) if f]
     ok, bad = await apply_isolating(fresh, save)
@@ -63,9 +74,27 @@ async def publish_once(
         return bad
     box = outbox()
     for it in ok:
-        await box.add(pub.topic, pub.key(it.value), pub.value(it), ref=it)
+        await box.add(
+            pub.topic,
+            pub.key(it.value),
+            pub.value(it),
+            carried(it.record),
+            ref=it,
+        )
     failed = {id(ref): exc for ref, exc in await box.flush()}
     bad += [reject_or_retry(it.record, failed[id(it)]) for it in ok if id(it) in failed]
     if seen is not None:
         await seen.mark([pub.ident(it.value) for it in ok if id(it) not in failed])
     return bad
+
+
+async def _unless_stored(items: list[Item[T]], flags: list[bool], pub: Publication[T]) -> None:
+    """Clear the seen flag of each replayed item the store does not hold."""
+    assert pub.stored is not None
+    marked = [k for k, f in enumerate(flags) if f and is_replay(items[k].record)]
+    if not marked:
+        return
+    have = await pub.stored([pub.ident(items[k].value) for k in marked])
+    for k in marked:
+        if pub.ident(items[k].value) not in have:
+            flags[k] = False

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import AsyncIterator, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 import asyncpg
 
@@ -84,6 +84,19 @@ class Store(DatasetOps, HeldoutOps, LineageOps, TrainingOps, RegistryOps, Buffer
             list(conversation_ids),
         )
         return {str(r[0]): Transcript.model_validate(r[1]) for r in rows}
+
+    async def stored_ids(
+        self, table: Literal["transcripts", "rollouts"], ids: Sequence[str]
+    ) -> set[str]:
+        """Which of ``ids`` have a row in ``table`` (by conversation id / rollout id): what a
+        replayed input that the seen keys know is checked against (delivery.publish)."""
+        if not ids:
+            return set()
+        column = {"transcripts": "conversation_id", "rollouts": "rollout_id"}[table]
+        rows = await self._pool.fetch(
+            f"SELECT {column} FROM {table} WHERE {column} = ANY($1::text[])", list(ids)
+        )
+        return {str(r[0]) for r in rows}
 
     # ---- rollouts and groups -----------------------------------------------------------
 

@@ -49,7 +49,15 @@ class Box:
     sent: list[tuple[str, bytes | None, bytes]] = field(default_factory=list)
     pending: list[tuple[str, bytes | None, bytes, Any]] = field(default_factory=list)
 
-    async def add(self, topic: str, key: bytes | None, value: bytes, ref: Any = None) -> None:
+    async def add(
+        self,
+        topic: str,
+        key: bytes | None,
+        value: bytes,
+        headers: Any = (),
+        ref: Any = None,
+        parent: Any = None,
+    ) -> None:
         self.pending.append((topic, key, value, ref))
 
     async def flush(self) -> list[tuple[Any, BaseException]]:

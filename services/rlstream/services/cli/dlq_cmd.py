@@ -1,25 +1,22 @@
-"""``rlstream dlq``: look at dead letters and replay them onto their source topic."""
+"""``rlstream dlq``: list, show and replay dead letters (docs/replay.md)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
-from typing import Any
+import json
 
 import typer
 
-from rlstream.delivery.kafka_connect import start_or_explain
-from rlstream.delivery.kafka_security import client_kwargs
-from rlstream.delivery.replay import not_replayable, replay_message
-from rlstream.errors import ConfigError
+from rlstream.delivery import replay_io
+from rlstream.delivery.replay import new_replay_id, not_replayable, replay_message
+from rlstream.delivery.replay_select import Letter, LetterFilter, Tally, make_filter, select, tally
 from rlstream.events import DLQRecord
-from rlstream.events.topics import dlq
 from rlstream.services.cli.common import friendly_errors, out
 from rlstream.settings import Settings, load_settings
 
 app = typer.Typer(
     name="dlq",
-    help="Dead letters: count them by reason, replay them onto their source topic.",
+    help="Dead letters: count them by reason, show them, replay them onto their source topic.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
@@ -28,6 +25,13 @@ TopicArg = typer.Argument(
     ..., help="the SOURCE topic whose dead letters to read (its DLQ is <topic>.dlq)"
 )
 BootstrapOpt = typer.Option(None, "--bootstrap", help="default: RLSTREAM_KAFKA_BOOTSTRAP")
+CodeOpt = typer.Option([], "--code", help="only letters with this error_code (repeatable)")
+ServiceOpt = typer.Option([], "--service", help="only letters from this service (repeatable)")
+SinceOpt = typer.Option(
+    None, "--since", help="only letters rejected at or after: ISO time, date, or age (2h, 7d)"
+)
+UntilOpt = typer.Option(None, "--until", help="only letters rejected before (same forms)")
+AtOpt = typer.Option([], "--at", help="only the letter at PARTITION/OFFSET of the DLQ topic")
 
 
 def _settings(bootstrap: str | None) -> Settings:
@@ -37,110 +41,157 @@ def _settings(bootstrap: str | None) -> Settings:
     return settings.model_copy(update={"kafka_bootstrap": bootstrap}) if bootstrap else settings
 
 
-async def _letters(settings: Settings, topic: str) -> list[tuple[str, DLQRecord | None]]:
-    """Every letter on ``<topic>.dlq`` now, with its coordinates (None: not a DLQRecord)."""
-    from aiokafka import AIOKafkaConsumer, TopicPartition
+def _chosen(settings: Settings, topic: str, flt: LetterFilter) -> list[Letter]:
+    return select(asyncio.run(replay_io.read_letters(settings, topic)), flt)
 
-    name, bootstrap = dlq(topic), settings.kafka_bootstrap
-    # earliest, not the default latest: assign() may start a reset to the default that
-    # lands after seek_to_beginning and leaves every position at the end (seen under load:
-    # "replayed 0 of 0" right after a list of 2)
-    cons = AIOKafkaConsumer(
-        bootstrap_servers=bootstrap,
-        enable_auto_commit=False,
-        auto_offset_reset="earliest",
-        **client_kwargs(settings),
+
+def _print_tally(t: Tally) -> None:
+    for code, n in t.by_code.most_common():
+        out.print(f"{n:>8,}  {code}")
+    for why, n in t.skipped.most_common():
+        out.print(f"not replayable {n:,}: {why}")
+    out.print(
+        f"{t.total:,} dead letters, {t.replayable:,} replayable "
+        f"({t.redacted:,} redacted: they replay as redacted)"
     )
-    await start_or_explain(cons, settings)
-    try:
-        parts = cons.partitions_for_topic(name)
-        if not parts:
-            await cons._client.force_metadata_update()
-            parts = cons.partitions_for_topic(name) or set()
-        if not parts:
-            raise ConfigError(f"no topic {name} on {bootstrap}: nothing was dead-lettered")
-        tps = [TopicPartition(name, p) for p in sorted(parts)]
-        cons.assign(tps)
-        end = await cons.end_offsets(tps)
-        await cons.seek_to_beginning(*tps)
-        out_: list[tuple[str, DLQRecord | None]] = []
-        while any([await cons.position(tp) < end[tp] for tp in tps]):
-            for recs in (await cons.getmany(timeout_ms=500)).values():
-                for r in recs:
-                    where = f"{r.topic}/{r.partition}/{r.offset}"
-                    try:
-                        out_.append((where, DLQRecord.model_validate_json(r.value or b"")))
-                    except ValueError:
-                        out_.append((where, None))
-        return out_
-    finally:
-        await cons.stop()
-
-
-async def _publish(settings: Settings, messages: list[Any]) -> None:
-    from aiokafka import AIOKafkaProducer
-
-    prod = AIOKafkaProducer(
-        bootstrap_servers=settings.kafka_bootstrap,
-        acks="all",
-        enable_idempotence=True,
-        **client_kwargs(settings),
-    )
-    await start_or_explain(prod, settings)
-    try:
-        futs = [await prod.send(t, value=v, key=k, headers=h) for t, k, v, h in messages]
-        await asyncio.gather(*futs)
-    finally:
-        await prod.stop()
 
 
 @app.command("list")
 @friendly_errors
-def list_cmd(topic: str = TopicArg, bootstrap: str | None = BootstrapOpt) -> None:
-    """Count the dead letters of TOPIC by reason and say how many can be replayed.
+def list_cmd(
+    topic: str | None = typer.Argument(
+        None, help="the SOURCE topic (its DLQ is <topic>.dlq); default: every *.dlq topic"
+    ),
+    code: list[str] = CodeOpt,
+    service: list[str] = ServiceOpt,
+    since: str | None = SinceOpt,
+    until: str | None = UntilOpt,
+    prefix: str = typer.Option(
+        "", "--prefix", help="without TOPIC: only *.dlq topics whose name starts with this"
+    ),
+    bootstrap: str | None = BootstrapOpt,
+) -> None:
+    """Count the dead letters of TOPIC (or of every topic) by reason and say how many can
+    be replayed.
 
-    Example: rlstream dlq list rlstream.conversations.raw
+    Example: rlstream dlq list rlstream.conversations.raw --since 1d
     """
-    letters = asyncio.run(_letters(_settings(bootstrap), topic))
-    codes = Counter(e.error_code if e else "not_a_dead_letter" for _, e in letters)
-    can = sum(e is not None and not_replayable(e) is None for _, e in letters)
-    for code, n in codes.most_common():
-        out.print(f"{n:>8,}  {code}")
-    out.print(f"{len(letters):,} dead letters, {can:,} replayable byte for byte")
+    settings = _settings(bootstrap)
+    flt = make_filter(code, service, since, until)
+    sources = (
+        [topic]
+        if topic
+        else [
+            t.removesuffix(".dlq")
+            for t in asyncio.run(replay_io.dlq_topics(settings))
+            if t.startswith(prefix)
+        ]
+    )
+    if not sources:
+        out.print("no *.dlq topics: nothing was dead-lettered")
+    for source in sources:
+        if not topic:
+            out.print(f"[bold]{source}.dlq[/bold]")
+        _print_tally(tally(_chosen(settings, source, flt)))
+
+
+@app.command("show")
+@friendly_errors
+def show_cmd(
+    topic: str = TopicArg,
+    code: list[str] = CodeOpt,
+    service: list[str] = ServiceOpt,
+    since: str | None = SinceOpt,
+    until: str | None = UntilOpt,
+    at: list[str] = AtOpt,
+    limit: int = typer.Option(20, "--limit", min=0, help="show at most this many (0: all)"),
+    as_json: bool = typer.Option(False, "--json", help="one JSON object per letter"),
+    bootstrap: str | None = BootstrapOpt,
+) -> None:
+    """Show TOPIC's dead letters: where, when, which service, why, and a preview of the
+    value (as stored: redacted where it held PII).
+
+    Example: rlstream dlq show rlstream.transcripts.v1 --code no_reward_spec --limit 5
+    """
+    chosen = _chosen(_settings(bootstrap), topic, make_filter(code, service, since, until, at))
+    shown = chosen if limit == 0 else chosen[:limit]
+    for where, e in shown:
+        if e is None:
+            out.print(f"{where}  not a dead letter (not a DLQRecord)")
+        elif as_json:
+            print(json.dumps({"at": where, **e.model_dump(mode="json")}))
+        else:
+            _show_one(where, e)
+    if not as_json:
+        out.print(f"{len(shown):,} of {len(chosen):,} dead letters shown")
+
+
+def _show_one(where: str, e: DLQRecord) -> None:
+    flags = [
+        f for f, on in (("redacted", e.value_redacted), ("truncated", e.value_truncated)) if on
+    ]
+    why = not_replayable(e)
+    out.print(
+        f"[bold]{where}[/bold]  {e.failed_at:%Y-%m-%d %H:%M:%S}Z  {e.service}  "
+        f"[red]{e.error_code}[/red]  {' '.join(flags)}",
+        highlight=False,
+    )
+    key = e.original_key()
+    out.print(
+        f"  source {e.topic}/{e.partition}/{e.offset}  key {key!r}  "
+        f"{e.value_bytes if e.value_bytes is not None else '?'} bytes  "
+        f"{'replayable' if why is None else 'not replayable: ' + why}",
+        markup=False,
+        highlight=False,
+    )
+    out.print(f"  {e.error_class}: {e.error_message[:300]}", markup=False, highlight=False)
+    preview = e.original_value()[:300].decode("utf-8", "replace")
+    out.print(f"  value: {preview}", markup=False, highlight=False)
 
 
 @app.command("replay")
 @friendly_errors
 def replay_cmd(
     topic: str = TopicArg,
-    code: list[str] = typer.Option(
-        [], "--code", help="only letters with this error_code (repeatable)"
+    code: list[str] = CodeOpt,
+    service: list[str] = ServiceOpt,
+    since: str | None = SinceOpt,
+    until: str | None = UntilOpt,
+    at: list[str] = AtOpt,
+    dry_run: bool = typer.Option(False, "--dry-run", help="count what would be replayed"),
+    replay_id: str | None = typer.Option(
+        None, "--replay-id", help="the x-rlstream-replay value (default: replay-<time>-<hex>)"
     ),
-    dry_run: bool = typer.Option(False, "--dry-run", help="say what would be replayed"),
     bootstrap: str | None = BootstrapOpt,
 ) -> None:
-    """Publish TOPIC's dead letters back onto TOPIC, byte for byte, tagged
-    x-rlstream-replayed-from. Letters whose value was redacted or truncated cannot be
-    replayed from the letter and are listed with the reason. Fix what rejected them first
-    (a reward config, a mapping): a letter replayed unchanged is rejected again.
+    """Publish TOPIC's dead letters back onto TOPIC with their key and headers, marked
+    x-rlstream-replay (so the services' seen keys do not swallow what was never stored;
+    what was stored stays stored once). A redacted letter replays as redacted; a truncated
+    or unprocessable one cannot be replayed from the letter (use rlstream replay on the
+    source topic). Fix what rejected them first: a letter replayed unchanged is rejected
+    again.
 
     Example: rlstream dlq replay rlstream.transcripts.v1 --code no_reward_spec
     """
-    servers = _settings(bootstrap)
-    letters = asyncio.run(_letters(servers, topic))
-    chosen = [(w, e) for w, e in letters if e is not None and (not code or e.error_code in code)]
-    todo: list[Any] = []
-    skipped: Counter[str] = Counter()
-    for where, entry in chosen:
-        why = not_replayable(entry)
-        if why is None:
-            todo.append(replay_message(entry, where))
-        else:
-            skipped[why] += 1
-    for why, n in skipped.most_common():
+    settings = _settings(bootstrap)
+    chosen = [
+        (w, e)
+        for w, e in _chosen(settings, topic, make_filter(code, service, since, until, at))
+        if e is not None
+    ]
+    t = tally(chosen)
+    for why, n in t.skipped.most_common():
         out.print(f"skipped {n:,}: {why}")
+    rid = replay_id or new_replay_id()
+    todo = [replay_message(e, w, rid) for w, e in chosen if not_replayable(e) is None]
+    redacted = f"{t.redacted:,} redacted, replayed as redacted"
     if dry_run:
-        out.print(f"would replay {len(todo):,} of {len(chosen):,} dead letters onto {topic}")
+        out.print(
+            f"would replay {len(todo):,} of {len(chosen):,} dead letters onto {topic} ({redacted})"
+        )
         return
-    asyncio.run(_publish(servers, todo))
-    out.print(f"replayed {len(todo):,} of {len(chosen):,} dead letters onto {topic}")
+    asyncio.run(replay_io.publish(settings, todo))
+    out.print(
+        f"replayed {len(todo):,} of {len(chosen):,} dead letters onto {topic} "
+        f"(replay id {rid}; {redacted})"
+    )

@@ -22,6 +22,7 @@ from rlstream.services.cli.improve_cmd import improve_app
 from rlstream.services.cli.ingest_cmd import ingest
 from rlstream.services.cli.profile_cmd import profile
 from rlstream.services.cli.registry_cmd import lineage, promote
+from rlstream.services.cli.replay_cmd import replay
 from rlstream.services.cli.sample_cmd import sample
 from rlstream.services.cli.train_cmd import train
 
@@ -76,6 +77,7 @@ app.command("lineage")(lineage)
 app.command("chat")(chat)
 app.add_typer(db.app, name="db")
 app.add_typer(dlq_cmd.app, name="dlq")
+app.command("replay")(replay)
 app.add_typer(retention_cmd.app, name="retention")
 app.add_typer(services_cmd.app, name="services")
 app.add_typer(topics_cmd.app, name="topics")

@@ -113,7 +113,10 @@ class GraderHandler:
         async def save(batch: list[Item[ScoredRollout]]) -> None:
             await rt.store.save_rollouts([i.value for i in batch])
 
-        pub = Publication(rt.topic(topics.SCORED), _rollout_id, _task_key, value)
+        async def stored(ids: list[str]) -> set[str]:  # replayed inputs the seen keys know
+            return set(await rt.store.stored_ids("rollouts", ids))
+
+        pub = Publication(rt.topic(topics.SCORED), _rollout_id, _task_key, value, stored)
         return await publish_once(items, pub, save, rt.runner.outbox, self._seen_keys())
 
 

@@ -139,10 +139,16 @@ class IngestHandler:
         def value(it: Item[Transcript]) -> bytes:
             return blobs.get(id(it)) or it.value.dump_json()
 
-        pub = Publication(rt.topic(topics.TRANSCRIPTS), _conversation_id, _conversation_key, value)
+        pub = Publication(
+            rt.topic(topics.TRANSCRIPTS), _conversation_id, _conversation_key, value, self._stored
+        )
         return bad + await publish_once(
             sized, pub, save, rt.runner.outbox, self._seen_keys(), reconcile
         )
+
+    async def _stored(self, ids: list[str]) -> set[str]:
+        """Stored conversations among ``ids`` (replayed inputs the seen keys know)."""
+        return set(await self.rt.store.stored_ids("transcripts", ids))
 
     async def _first_versions(
         self,

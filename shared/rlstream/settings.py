@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Self, TypeVar
+from typing import Literal, Self, TypeVar
 
 from pydantic import Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -98,6 +98,16 @@ class Settings(BaseSettings):
     )
     log_json: bool = True
     log_level: str = "INFO"
+    tracing: Literal["off", "otlp", "console"] = Field(
+        default="off",
+        description="OpenTelemetry spans (docs/tracing.md): otlp exports to otlp_endpoint, "
+        "console prints them; needs the tracing extra (absent: a warning, tracing off)",
+    )
+    otlp_endpoint: str | None = Field(
+        default=None,
+        description="OTLP/HTTP collector base URL (http://collector:4318); unset: the "
+        "standard OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT, else localhost:4318",
+    )
 
     @model_validator(mode="after")
     def _known_environment(self) -> Self:

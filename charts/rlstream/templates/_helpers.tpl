@@ -81,6 +81,12 @@ RLSTREAM_TOPIC_PREFIX: {{ $c.topicPrefix | quote }}
 RLSTREAM_LOG_LEVEL: {{ $c.logLevel | quote }}
 RLSTREAM_LOG_JSON: {{ $c.logJson | quote }}
 RLSTREAM_DATA_DIR: {{ $c.dataDir | quote }}
+{{- if and $c.tracing (ne $c.tracing "off") }}
+RLSTREAM_TRACING: {{ $c.tracing | quote }}
+{{- if $c.otlpEndpoint }}
+RLSTREAM_OTLP_ENDPOINT: {{ $c.otlpEndpoint | quote }}
+{{- end }}
+{{- end }}
 {{- if ne $k.protocol "PLAINTEXT" }}
 RLSTREAM_KAFKA_SECURITY_PROTOCOL: {{ $k.protocol | quote }}
 {{- if $k.saslMechanism }}

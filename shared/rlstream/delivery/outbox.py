@@ -16,6 +16,7 @@ from aiokafka import AIOKafkaProducer
 
 from rlstream.delivery.kafka_security import client_kwargs
 from rlstream.delivery.sizing import FRAMING_BYTES
+from rlstream.observability import tracing
 from rlstream.observability.metrics import PUBLISHED
 from rlstream.settings import Settings
 
@@ -78,8 +79,14 @@ class Outbox(Generic[R]):
         value: bytes,
         headers: Headers = (),
         ref: R | None = None,
+        parent: Any = None,
     ) -> None:
-        self._pending.append(_Out(topic, key, value, list(headers), ref))
+        """Queue one record. With tracing on it gets the ``traceparent`` of ``parent``'s
+        span (the input record it came from; default: ``ref.record`` when ``ref`` is an
+        :class:`~rlstream.delivery.batch.Item` or a dead letter), else the current span's."""
+        if parent is None:
+            parent = getattr(ref, "record", None)
+        self._pending.append(_Out(topic, key, value, tracing.inject(headers, parent), ref))
 
     async def flush(self) -> list[tuple[R | None, BaseException]]:
         """Send everything added; return (ref, error) for each record that failed."""

@@ -24,6 +24,7 @@ from rlstream.delivery.outbox import Outbox
 from rlstream.delivery.progress import Progress
 from rlstream.delivery.wire import unreadable_reason
 from rlstream.events.models import DLQRecord
+from rlstream.observability import tracing
 from rlstream.observability.health import Health
 from rlstream.observability.logs import bound
 from rlstream.observability.metrics import (
@@ -114,7 +115,7 @@ class BatchRunner:
             )
             entries[id(rej)] = entry
             topic, key, value, headers = dlq_message(rej.record, entry)
-            await box.add(topic, key, value, headers, ref=rej)
+            await box.add(topic, key, value, headers, ref=rej, parent=rej.record)
         failures = await box.flush()
         # a dead letter the broker refuses for good (it cannot get smaller than its cap, so
         # only a misconfigured topic does this): send it once more without the payload,
@@ -124,7 +125,7 @@ class BatchRunner:
             entry = build_dlq_record(rej.record, rej.verdict, rej.error, self.service, 0)
             entries[id(rej)] = entry
             topic, key, value, headers = dlq_message(rej.record, entry)
-            await box.add(topic, key, value, headers, ref=rej)
+            await box.add(topic, key, value, headers, ref=rej, parent=rej.record)
         failures = [f for f in failures if f not in refused] + await box.flush()
         failed = {id(r) for r, _ in failures}
         for rej in rejected:
@@ -159,21 +160,28 @@ class BatchRunner:
         self.progress.consumer = getattr(message, "consumer", None)
         self.progress.seen(records)
         readable, unreadable = split_unreadable(records)
-        try:
-            with bound(
-                correlation_id=f"{first.topic}/{first.partition}/{first.offset}+{len(records)}"
-            ):
-                rejected = await handle(readable) if readable else []
-                for u in unreadable:
-                    UNREADABLE.labels(self.service, u.record.topic).inc()
-                await self.dead_letter(unreadable + rejected)
-        except Exception as exc:
-            code = exc.code if isinstance(exc, RetryBatch) else disposition(exc).code
-            if not isinstance(exc, RetryBatch) and disposition(exc).action is not Action.RETRY:
-                if await self._give_up(first, readable, unreadable, exc, handle):
-                    return await self.run_ack(message, records, started)
-                log.exception("batch handler failed outside record isolation; retrying")
-            await self._retry(message, exc, code)
+        retry: tuple[BaseException, str] | None = None
+        with tracing.consume(self.service, readable) as traced:  # no-op when tracing is off
+            try:
+                with bound(
+                    correlation_id=f"{first.topic}/{first.partition}/{first.offset}+{len(records)}"
+                ):
+                    rejected = await handle(readable) if readable else []
+                    for u in unreadable:
+                        UNREADABLE.labels(self.service, u.record.topic).inc()
+                    await self.dead_letter(unreadable + rejected)
+                traced.rejected(rejected)
+            except Exception as exc:
+                code = exc.code if isinstance(exc, RetryBatch) else disposition(exc).code
+                traced.failed(code)
+                retry = (exc, code)
+                if not isinstance(exc, RetryBatch) and disposition(exc).action is not Action.RETRY:
+                    if await self._give_up(first, readable, unreadable, exc, handle):
+                        retry = None
+                    else:
+                        log.exception("batch handler failed outside record isolation; retrying")
+        if retry is not None:
+            await self._retry(message, *retry)
             return
         await self.run_ack(message, records, started)
 

@@ -29,6 +29,8 @@ from rlstream.delivery.wire import install_tolerant_fetch, raw_batch_parser
 from rlstream.errors import ConfigError
 from rlstream.observability.health import Health
 from rlstream.observability.logs import configure_logging
+from rlstream.observability.tracing import configure_tracing
+from rlstream.observability.tracing import shutdown as tracing_shutdown
 from rlstream.settings import Settings
 
 log = logging.getLogger("rlstream.runtime")
@@ -120,6 +122,7 @@ class Runtime:
     async def start(self) -> None:
         s = self.settings
         configure_logging(self.service, s.log_level, s.log_json)
+        configure_tracing(self.service, s)
         if s.profile_path:  # why: py-spy is not available; the bench needs a per-service profile
             import cProfile
 
@@ -244,6 +247,7 @@ class Runtime:
         if self.store is not None:
             await self.store.close()
         await self.health.stop()
+        await asyncio.to_thread(tracing_shutdown)  # export the spans still buffered
         if self._profiler is not None:
             import os
 

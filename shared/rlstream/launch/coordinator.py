@@ -28,6 +28,7 @@ from rlstream.launch.base import (
 from rlstream.launch.budget import BudgetDecision, budget_for_run
 from rlstream.launch.runs import Publish, RunTracker, event_for
 from rlstream.launch.settings import LaunchSettings
+from rlstream.observability import tracing
 from rlstream.training.config import TrainConfig, run_id_for
 from rlstream.training.data import method_rows, resolve_config
 
@@ -115,8 +116,10 @@ class LaunchCoordinator:
         return spec, decision
 
     async def _launch(self, spec: RunSpec) -> LaunchResult:
-        result = await self.launcher.launch(spec)
-        await self.tracker.publish(event_for(spec, "launched", self.launcher.name))
+        attrs = {"rlstream.run_id": spec.run_id, "rlstream.launcher": self.launcher.name}
+        with tracing.span("launch", attributes=attrs):  # the trainer's TRACEPARENT
+            result = await self.launcher.launch(spec)
+            await self.tracker.publish(event_for(spec, "launched", self.launcher.name))
         await self.tracker.record_handle(spec.run_id, result.handle)
         log.info(
             "training launched" if result.created else "training already launched: adopted",

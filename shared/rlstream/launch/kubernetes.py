@@ -41,6 +41,7 @@ from rlstream.launch.k8s_manifest import (
     selector,
 )
 from rlstream.launch.settings import LaunchSettings
+from rlstream.observability import tracing
 from rlstream.observability.metrics import UNPARSEABLE_JOBS
 from rlstream.training.config import TrainConfig
 from rlstream.training.data import resolve_config
@@ -181,8 +182,15 @@ class KubernetesLauncher:
         return self._client
 
     def manifest(self, spec: RunSpec) -> dict[str, Any]:
+        """The Job; with tracing on its container gets ``TRACEPARENT`` of the launch span
+        (the trainer's ``train`` span continues the release's trace)."""
         self._api()
-        return job_manifest(spec, self.settings, self.namespace)
+        manifest = job_manifest(spec, self.settings, self.namespace)
+        trace_env = tracing.env_for_child()
+        if trace_env:
+            container = manifest["spec"]["template"]["spec"]["containers"][0]
+            container["env"] += [{"name": k, "value": v} for k, v in trace_env.items()]
+        return manifest
 
     async def launch(self, spec: RunSpec) -> LaunchResult:
         from lightkube import ApiError

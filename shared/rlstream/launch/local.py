@@ -1,7 +1,8 @@
 """``launcher=local``: the trainer service as a child process on this machine.
 
 The default on embedded settings (a laptop). The child inherits this process's
-environment (the same Postgres, Kafka and topic prefix), records and publishes its own
+environment (the same Postgres, Kafka and topic prefix; ``TRACEPARENT`` of the launch
+span when tracing is on), records and publishes its own
 states, and writes ``trainer.log`` into its run folder. A marker file claimed with
 ``O_EXCL`` makes a second launch of the same dataset a no-op, across restarts too. The
 parent reports the child's exit code as a backstop for a trainer that died before it
@@ -27,6 +28,7 @@ from rlstream.launch.base import (
     RunUpdate,
 )
 from rlstream.launch.settings import LaunchSettings
+from rlstream.observability import tracing
 
 MARKER = "launch.json"
 
@@ -54,9 +56,11 @@ class LocalLauncher:
             f.write(
                 orjson.dumps({"spec": spec.model_dump(mode="json"), "argv": self.command(spec)})
             )
+        trace_env = tracing.env_for_child()  # the launch span: the trainer continues it
         with open(out / "trainer.log", "ab") as log:
             proc = await asyncio.create_subprocess_exec(
                 *self.command(spec),
+                env={**os.environ, **trace_env} if trace_env else None,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=log,
                 stderr=asyncio.subprocess.STDOUT,

@@ -2,6 +2,8 @@
 
 Why context variables: a handler binds the ids once per record or batch, and every log
 line below it (library code included) carries them without threading a logger through.
+With tracing on, a line written while a span is current also carries ``trace_id`` and
+``span_id`` (hex, as trace back ends show them).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any
+
+from rlstream.observability.tracing import log_ids
 
 _conversation_id: ContextVar[str | None] = ContextVar("conversation_id", default=None)
 _correlation_id: ContextVar[str | None] = ContextVar("correlation_id", default=None)
@@ -57,6 +61,9 @@ class JsonFormatter(logging.Formatter):
             value = var.get()
             if value is not None:
                 out[key] = value
+        ids = log_ids()
+        if ids is not None:
+            out["trace_id"], out["span_id"] = ids
         for key, value in vars(record).items():
             if key not in _STD and not key.startswith("_"):
                 out[key] = value

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, JsonValue
 
 from rlstream.events.models import EvaluationEvent
+from rlstream.observability import tracing
 from rlstream.registry.errors import ChampionMovedError
 from rlstream.registry.ids import derived_id, evaluation_id_for, model_record
 from rlstream.registry.registry import Registry
@@ -208,16 +209,20 @@ async def apply_decision(registry: Registry, event: EvaluationEvent) -> Promotio
     evaluation) promote nothing."""
     if event.decision != "promote":
         return None
-    try:
-        return await registry.promote(
-            event.model_id,
-            agent=event.agent,
-            evaluation_id=event.evaluation_id,
-            promotion_id=f"{event.evaluation_id}-champion",
-            reason="gate",
-        )
-    except ChampionMovedError:
-        return None
+    attrs = {"rlstream.evaluation_id": event.evaluation_id, "rlstream.model_id": event.model_id}
+    with tracing.span("promote", attributes=attrs) as span:
+        try:
+            return await registry.promote(
+                event.model_id,
+                agent=event.agent,
+                evaluation_id=event.evaluation_id,
+                promotion_id=f"{event.evaluation_id}-champion",
+                reason="gate",
+            )
+        except ChampionMovedError:
+            if span is not None:
+                span.set_attribute("rlstream.promotion", "refused: champion moved")
+            return None
 
 
 async def settle(

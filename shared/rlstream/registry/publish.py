@@ -15,6 +15,7 @@ from rlstream.delivery.outbox import make_producer
 from rlstream.errors import ConfigError
 from rlstream.events.models import DeploymentEvent, EvaluationEvent
 from rlstream.events.topics import DEPLOYMENTS, EVALUATIONS
+from rlstream.observability import tracing
 from rlstream.registry.errors import RegistryError
 from rlstream.settings import Settings
 
@@ -44,7 +45,10 @@ class ProducerSink:
         self.topic_prefix = topic_prefix
 
     async def send(self, topic: str, key: bytes, value: bytes) -> None:
-        await self.producer.send_and_wait(self.topic_prefix + topic, value, key=key)
+        headers = tracing.inject(()) or None  # the current span's traceparent, if any
+        await self.producer.send_and_wait(
+            self.topic_prefix + topic, value, key=key, headers=headers
+        )
 
 
 class KafkaSink(ProducerSink):

@@ -32,6 +32,7 @@ from rlstream.events import (
     topics,
 )
 from rlstream.launch import Launcher
+from rlstream.observability import tracing
 from rlstream.observability.metrics import (
     DATASETS_RELEASED,
     GRADIENT_SUPPORT,
@@ -76,6 +77,9 @@ class CuratorHandler:
         # release which read the whole pool left behind (curation kept none of those)
         self._cursor: dict[Pair, str | None] = {}
         self._left: dict[Pair, int] = {}
+        #: the curate spans of rollouts consumed by this process: a release descends from
+        #: the newest of its rollouts and links to the others (docs/tracing.md)
+        self.traces = tracing.ContextMemory()
 
     # ---- consumer path -----------------------------------------------------------------
 
@@ -102,6 +106,7 @@ class CuratorHandler:
         for it in items:
             g = rollout_group(it.value)
             self.dirty.add((g.agent, g.reward_spec))
+            self.traces.remember(it.value.rollout_id, it.record)  # no-op when tracing is off
         return decoded.rejected + bad
 
     # ---- release loop ------------------------------------------------------------------
@@ -192,10 +197,22 @@ class CuratorHandler:
     async def _release(
         self, agent: str, reward_spec: str, task_keys: list[str] | None = None
     ) -> DatasetReleased | None:
+        pending = await self.rt.store.pending_rollouts(agent, reward_spec, task_keys=task_keys)
+        parent, links = self.traces.parent_and_links(r.rollout_id for r in pending)
+        attrs = {"rlstream.pending_rollouts": len(pending), "rlstream.reward_spec": reward_spec}
+        with tracing.span("release", parent=parent, links=links, attributes=attrs) as span:
+            event = await self._seal(agent, reward_spec, pending)
+            if span is not None and event is not None:
+                span.set_attribute("rlstream.dataset_id", event.dataset_id)
+                span.set_attribute("rlstream.rollouts", event.profile.rollouts)
+            return event
+
+    async def _seal(
+        self, agent: str, reward_spec: str, pending: list[ScoredRollout]
+    ) -> DatasetReleased | None:
         from rlstream.services.curator.seal import seal_dataset
 
         s = self.settings
-        pending = await self.rt.store.pending_rollouts(agent, reward_spec, task_keys=task_keys)
         held = await self._heldout_keys(agent, reward_spec, pending)
         sealed = await asyncio.to_thread(
             seal_dataset,

@@ -33,6 +33,7 @@ from rlstream.delivery.runtime import Runtime
 from rlstream.errors import ConfigError, InputError, MessageTooLarge
 from rlstream.evaluation import HeldoutLeakError
 from rlstream.events import EvaluationEvent, TrainingRunEvent
+from rlstream.observability import tracing
 from rlstream.observability.metrics import (
     EVALUATION_SECONDS,
     EVALUATIONS,
@@ -118,7 +119,8 @@ class EvaluatorHandler:
                 continue
             done.add(item.value.run_id)
             try:
-                await self.process(item.value)
+                with tracing.activate(item.record):  # the run's trace (the trainer's span)
+                    await self.process(item.value)
             except Exception as exc:  # transient -> RetryBatch (raised); data -> DLQ
                 rejected.append(reject_or_retry(item.record, exc))
         return rejected
@@ -132,7 +134,11 @@ class EvaluatorHandler:
         else:
             job = await self.job_for(registry, run)
             started = time.monotonic()
-            verdict = await self.verdict(job)
+            attrs = {"rlstream.run_id": run.run_id, "rlstream.dataset_id": run.dataset_id}
+            with tracing.span("evaluate", attributes=attrs) as span:
+                verdict = await self.verdict(job)
+                if span is not None:
+                    span.set_attribute("rlstream.decision", verdict.decision)
             EVALUATION_SECONDS.observe(time.monotonic() - started)
             event = await record_evaluation(
                 registry,

@@ -31,6 +31,7 @@ from rlstream.errors import ConfigError, RlstreamError
 from rlstream.events import TrainingRunEvent, topics
 from rlstream.launch import EXIT_BAD_CONFIG, LaunchRequest, RunSpec
 from rlstream.launch.runs import RunTracker
+from rlstream.observability import tracing
 from rlstream.services.trainer.settings import TrainerSettings
 from rlstream.settings import startup_settings
 from rlstream.training.config import TrainConfig
@@ -160,7 +161,10 @@ class _Publisher:
         if self.producer is None:
             return
         topic = self.settings.topic_prefix + topics.TRAINING
-        await self.producer.send_and_wait(topic, event.dump_json(), key=event.run_id.encode())
+        headers = tracing.inject(()) or None  # the train span: the evaluator continues it
+        await self.producer.send_and_wait(
+            topic, event.dump_json(), key=event.run_id.encode(), headers=headers
+        )
 
     async def stop(self) -> None:
         if self.producer is not None:
@@ -211,7 +215,19 @@ def main(argv: list[str] | None = None) -> int:
     from rlstream.observability.logs import configure_logging
 
     configure_logging("trainer", settings.log_level, settings.log_json)
-    return asyncio.run(run(args, settings))
+    tracing.configure_tracing("trainer", settings)
+    try:
+        # a child of the launch span when started with TRACEPARENT (the launchers set it)
+        attrs = {"rlstream.run_id": args.run_id}
+        with tracing.span("train", parent=tracing.context_from_env(), attributes=attrs) as span:
+            rc = asyncio.run(run(args, settings))
+            if span is not None:
+                span.set_attribute("rlstream.exit_code", rc)
+            if rc != 0:
+                tracing.set_failed(span, f"exit code {rc}")
+        return rc
+    finally:
+        tracing.shutdown()  # export before the process exits
 
 
 if __name__ == "__main__":

@@ -56,7 +56,7 @@ class Ingestor:
                     self.pii_found[kind] = self.pii_found.get(kind, 0) + n
             t = self.resolver.apply(t, raw=record)
             if self.options.redact:  # ids, names, keys: see rlstream.pii.fields, docs/pii.md
-                t = redact_fields(t)
+                t = redact_fields(t, redactor)  # one placeholder numbering per record
             t = bound_ids(t)  # after redaction: a digest of a PII-free id, never of the raw one
         except RecursionError as exc:
             raise SchemaViolation("record is nested too deeply to ingest") from exc

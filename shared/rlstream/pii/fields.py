@@ -8,6 +8,11 @@ it useful:
   (``conversation_id``, tool-call ids, ``agent``, ``model``, ``agent_version``, message
   ``name``, DLQ keys). A value without PII stays as is; one with PII becomes a stable
   hash, so equal inputs still match and nothing readable is left.
+* **redact in place** (content): ``label``, ``outcome`` and tool-call ``arguments`` are
+  what grading compares and reads (gold answers, reference calls, outcomes), so PII inside
+  them becomes placeholders and everything else stays: PII glued into a word
+  (``Mary-Kate``, ``kenji@example.jp-1``) becomes a placeholder where it stands, never a
+  wholesale stand-in (a hashed gold answer has no number left to grade).
 * **redact keys**: dict keys of ``metadata``/``outcome``/``label``/tool arguments are run
   through the same detectors as text (values already are).
 * **bounded labels**: Prometheus label values come from an allow-list, else ``other``
@@ -25,7 +30,7 @@ import orjson
 from rlstream import limits
 from rlstream.errors import InputError, NestingTooDeep
 from rlstream.fastmodel import replaced
-from rlstream.pii.detectors import find_spans
+from rlstream.pii.detectors import Span, find_spans
 from rlstream.pii.redact import Redactor, pii_free_id
 from rlstream.transcript.model import Message, ToolCall, Transcript
 
@@ -84,7 +89,70 @@ def _clean_str(s: str, r: Redactor) -> str:
     return red
 
 
-def _keys(v: Any, r: Redactor, depth: int = 0) -> Any:
+#: a placeholder a first pass left (``<NAME_1>``, ``<API_KEY_2>``): masked before the glue
+#: search, whose separators would otherwise start inside it (``1>'s age is 10``)
+_PLACEHOLDER = re.compile(r"<[A-Z]+(?:_[A-Z]+)*_\d+>")
+_SEP_CHARS = frozenset("-_:/|.")
+
+
+def glued_spans(value: str) -> list[Span]:
+    """PII glued into ``value`` that the text detectors spare (``Mary-Kate``,
+    ``kenji@example.jp-1``, ``v-123-45-6789``): the searches of :func:`has_pii`, on the
+    text with placeholders masked, keeping only matches that touch a separator or a word
+    (a match that a shorter context alone made, ``... succeeded Wren as``, is prose)."""
+    masked = _PLACEHOLDER.sub(lambda m: " " * len(m.group()), value)
+    if len(masked.strip()) < 7 or not _SEP.search(masked):
+        return []
+    if "@" not in masked and sum(c.isdigit() for c in masked) < 4:
+        return []
+    found = list(find_spans(_GLUE.sub(" ", masked)))
+    for m in list(_SEP.finditer(masked))[:16]:
+        off = m.end()
+        found += [
+            Span(sp.start + off, sp.end + off, sp.kind, sp.priority)
+            for sp in find_spans(masked[off:])
+        ]
+    out: list[Span] = []
+    for sp in sorted(found, key=lambda x: (x.start, -x.length)):
+        if out and sp.start < out[-1].end:
+            continue
+        if masked[sp.start : sp.end].strip() != value[sp.start : sp.end].strip():
+            continue  # overlaps a placeholder
+        if _glued(masked, sp.start, sp.end):
+            out.append(sp)
+    return out
+
+
+def _glued(s: str, a: int, b: int) -> bool:
+    if any(c in _SEP_CHARS for c in s[a:b]):
+        return True
+    before = s[a - 1] if a > 0 else " "
+    after = s[b] if b < len(s) else " "
+    return any(c in _SEP_CHARS or c.isalnum() for c in (before, after))
+
+
+def _clean_content(s: str, r: Redactor) -> str:
+    """A content string (a gold answer, a reference argument, an outcome): placeholders in
+    place for what the detectors find and for PII glued into words; numbers, words and
+    structure stay, so a reference is still gradeable (docs/pii.md)."""
+    red = r.text(s)
+    if len(red) > _ID_LIKE_MAX:
+        return red
+    spans = glued_spans(red)
+    if not spans:
+        return red
+    out: list[str] = []
+    pos = 0
+    for sp in spans:
+        out.append(red[pos : sp.start])
+        out.append(r.placeholder(sp.kind, red[sp.start : sp.end]))
+        pos = sp.end
+    out.append(red[pos:])
+    return "".join(out)
+
+
+def _keys(v: Any, r: Redactor, depth: int = 0, content: bool = False) -> Any:
+    """Dict keys as keys; string values ``content`` redacted in place, else as ids."""
     if depth >= limits.MAX_DEPTH_CEILING and isinstance(v, dict | list | tuple):
         raise NestingTooDeep(f"JSON nested deeper than {limits.MAX_DEPTH_CEILING} levels")
     if isinstance(v, dict):
@@ -94,17 +162,17 @@ def _keys(v: Any, r: Redactor, depth: int = 0) -> Any:
             nk = _clean_str(k, r) if isinstance(k, str) else k
             while nk != k and nk in out:
                 nk = nk + "_"
-            new = _keys(item, r, depth + 1)
+            new = _keys(item, r, depth + 1, content)
             changed |= nk is not k or new is not item
             out[nk] = new
         return out if changed else v
     if isinstance(v, list | tuple):
-        items = [_keys(i, r, depth + 1) for i in v]
+        items = [_keys(i, r, depth + 1, content) for i in v]
         if all(a is b for a, b in zip(items, v, strict=True)):
             return v
         return items
-    if isinstance(v, str) and len(v) <= _ID_LIKE_MAX:
-        new_s = _clean_str(v, r)
+    if isinstance(v, str) and (content or len(v) <= _ID_LIKE_MAX):
+        new_s = _clean_content(v, r) if content else _clean_str(v, r)
         return v if new_s == v else new_s
     return v
 
@@ -153,12 +221,15 @@ class _LazyRedactor(Redactor):
 
 
 _ID_FIELDS = ("conversation_id", "agent", "model", "agent_version", "policy_version", "task_key")
-_KEYED_FIELDS = ("metadata", "outcome", "label")
+#: field -> its string values are content (redacted in place), not identifiers (hashed)
+_KEYED_FIELDS = {"metadata": False, "outcome": True, "label": True}
 
 
 def redact_fields(t: Transcript, r: Redactor | None = None) -> Transcript:
     """Apply the per-field policy to a transcript whose text is already redacted:
-    identifiers and names with PII become stable hashes, dict keys are redacted."""
+    identifiers and names with PII become stable hashes, dict keys are redacted, content
+    (label, outcome, tool-call arguments) keeps its structure with placeholders inside.
+    Pass the conversation's redactor so placeholders continue its numbering."""
     r = r if r is not None else _LazyRedactor()
     upd: dict[str, Any] = {}
     for name in _ID_FIELDS:
@@ -166,9 +237,9 @@ def redact_fields(t: Transcript, r: Redactor | None = None) -> Transcript:
         s = safe_id(v)
         if s != v:
             upd[name] = s
-    for name in _KEYED_FIELDS:
+    for name, content in _KEYED_FIELDS.items():
         v = getattr(t, name)
-        new = _keys(v, r)
+        new = _keys(v, r, content=content)
         if new is not v:
             upd[name] = new
     messages = tuple(_message(m, r) for m in t.messages)
@@ -200,9 +271,9 @@ def _call(c: ToolCall, r: Redactor) -> ToolCall:
         s = safe_id(v)
         if s != v:
             upd[name] = s
-    for name in ("arguments", "extra"):
+    for name in ("arguments", "extra"):  # arguments are compared with reference calls
         v = getattr(c, name)
-        new = _keys(v, r)
+        new = _keys(v, r, content=name == "arguments")
         if new is not v:
             upd[name] = new
     if "arguments" in upd and c.raw_arguments is not None:

@@ -333,6 +333,16 @@ _BREAKS = _words(
     unit floor yes no customer agent user assistant manager support team name address"""
 )
 
+#: sentence adverbs and connectives that open a capitalised run without being part of a
+#: name: "Therefore Jerry's age is 10" is Jerry (as "Therefore Jerry" the census surname
+#: rule vouched for it, and the name got a second placeholder beside its "Jerry" one)
+_OPENERS = _words(
+    """therefore thus hence however meanwhile finally afterwards afterward also altogether
+    instead otherwise consequently additionally furthermore moreover besides next now since
+    because although though while after before during until unless once later first second
+    third lastly overall together still yet"""
+)
+
 _Segment = tuple[list[re.Match[str]], list[str]]
 
 
@@ -346,6 +356,9 @@ def _segments(text: str, m: re.Match[str]) -> list[_Segment]:
     before = ""
     for w in _WORDS.finditer(text, m.start(), m.end()):
         lw = w.group().lower().removesuffix("'s").removesuffix("’s")
+        if not words and lw in _OPENERS:
+            before = lw
+            continue
         if lw in _STOP:
             if words and lw not in _BREAKS and lw not in _PLACE_STOP:
                 return []  # "Lord Of The Rings"

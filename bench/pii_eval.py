@@ -2,6 +2,10 @@
 
     .venv/bin/python bench/pii_eval.py [--per-kind 3000] [--negatives 5000] [--seed 0]
         [--public 2000 --split both|tune|heldout|all] [--show-errors 30] [--corpus F.jsonl.gz]
+        [--references 1319]
+
+``--references N``: grading references kept gradeable after redaction, on N maths and N
+support tasks of 4 rollouts each (``bench/pii_references.py``).
 
 A detection counts only when its span and type exactly match a labelled span; a wrong type
 is both a miss and a false positive. Hard negatives (order ids, prices, dates, versions,
@@ -18,6 +22,7 @@ from pathlib import Path
 
 import pii_corpora
 import pii_public
+import pii_references
 import pii_wikigold
 from rlstream.pii.detectors import KINDS, find_spans
 from rlstream.sampledata import generate_transcripts
@@ -202,7 +207,18 @@ def main() -> None:
         help="also score this {tokens, person} JSONL file (.gz or plain), e.g. CoNLL-2003 test",
     )
     ap.add_argument("--sample", type=int, default=400, help="sample conversations per domain")
+    ap.add_argument(
+        "--references",
+        type=int,
+        default=1319,
+        help="maths / support tasks (4 rollouts each) for the gradeable-references line; 0: skip",
+    )
     args = ap.parse_args()
+    if args.references:
+        t0 = time.perf_counter()
+        for line in pii_references.report(args.references, args.seed, args.show_errors):
+            print(line)
+        print(f"references measured in {time.perf_counter() - t0:.1f}s")
     if args.public:
         splits = ("tune", "heldout") if args.split == "both" else (args.split,)
         for split in splits:

@@ -8,6 +8,8 @@ the label and the group was lost; a support reference naming a customer did the 
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -157,3 +159,22 @@ def test_glued_spans_ignore_placeholders_and_prose_context() -> None:
         ("kenji@example.jp", "EMAIL"),
         ("123-45-6789", "SSN"),
     ]
+
+
+def test_bench_references_all_stay_gradeable() -> None:
+    """bench/pii_references.py at a small size: every maths and support reference (people
+    of the public PII set) grades as it did raw; before the fix 8 of 1,636 maths rollouts
+    at 400 tasks became stand-ins whose digits read as another gold answer."""
+    bench = str(Path(__file__).resolve().parents[3] / "bench")
+    sys.path.insert(0, bench)
+    try:
+        refs = __import__("pii_references")
+    finally:
+        sys.path.remove(bench)
+    for records, reward in (
+        (refs.maths_records(60, 0), "gsm8k"),
+        (refs.support_records(30, 0), "tool_calling"),
+    ):
+        r = refs.measure(records, reward, show=3)
+        assert r.rollouts >= 100 and r.changed > r.rollouts // 3, (reward, r.changed)
+        assert r.kept == r.rollouts and r.stand_ins == 0, r.examples

@@ -24,7 +24,7 @@ from rlstream.delivery.outbox import Outbox
 from rlstream.delivery.progress import Progress
 from rlstream.delivery.wire import unreadable_reason
 from rlstream.events.models import DLQRecord
-from rlstream.observability import tracing
+from rlstream.observability import tracing_batch
 from rlstream.observability.health import Health
 from rlstream.observability.logs import bound
 from rlstream.observability.metrics import (
@@ -161,7 +161,7 @@ class BatchRunner:
         self.progress.seen(records)
         readable, unreadable = split_unreadable(records)
         retry: tuple[BaseException, str] | None = None
-        with tracing.consume(self.service, readable) as traced:  # no-op when tracing is off
+        with tracing_batch.consume(self.service, readable) as traced:  # no-op when tracing is off
             try:
                 with bound(
                     correlation_id=f"{first.topic}/{first.partition}/{first.offset}+{len(records)}"

@@ -23,7 +23,7 @@ from opentelemetry.trace import StatusCode
 from fakes.kafka import Batch, Producer
 from rlstream.delivery import BatchRunner, Rejected, disposition
 from rlstream.errors import ParseError
-from rlstream.observability import Health, tracing
+from rlstream.observability import Health, tracing, tracing_batch
 from rlstream.observability.logs import JsonFormatter
 from rlstream.settings import Settings
 
@@ -110,10 +110,10 @@ async def test_off_every_helper_is_a_no_op() -> None:
     assert tracing.log_ids() is None
     with tracing.span("x") as s, tracing.activate(Rec(0)):
         assert s is None
-    with tracing.consume("grader", [Rec(0)]) as c:
+    with tracing_batch.consume("grader", [Rec(0)]) as c:
         c.rejected([])
         c.failed("x")
-    memory = tracing.ContextMemory()
+    memory = tracing_batch.ContextMemory()
     memory.remember("r", Rec(0))
     assert len(memory) == 0
 
@@ -208,8 +208,8 @@ async def test_child_environment_round_trip(spans: InMemorySpanExporter) -> None
 
 async def test_span_links_and_activate(spans: InMemorySpanExporter) -> None:
     recs = [Rec(0), Rec(1)]
-    memory = tracing.ContextMemory(max_entries=3)
-    with tracing.consume("curator", recs):
+    memory = tracing_batch.ContextMemory(max_entries=3)
+    with tracing_batch.consume("curator", recs):
         memory.remember("r0", recs[0])
         memory.remember("r1", recs[1])
         with tracing.activate(recs[1]), tracing.span("inner") as inner:
@@ -223,7 +223,7 @@ async def test_span_links_and_activate(spans: InMemorySpanExporter) -> None:
         pass
     assert release.context.trace_id == curate[1].context.trace_id
     assert len(release.links) == 2
-    with tracing.consume("curator", recs):  # bounded: the oldest entries go
+    with tracing_batch.consume("curator", recs):  # bounded: the oldest entries go
         for k in ("a", "b", "c", "d"):
             memory.remember(k, recs[0])
     assert len(memory) == 3 and memory.parent_and_links(["r0", "r1"]) == (None, [])

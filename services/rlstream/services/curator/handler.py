@@ -32,7 +32,7 @@ from rlstream.events import (
     topics,
 )
 from rlstream.launch import Launcher
-from rlstream.observability import tracing
+from rlstream.observability import tracing, tracing_batch
 from rlstream.observability.metrics import (
     DATASETS_RELEASED,
     GRADIENT_SUPPORT,
@@ -79,7 +79,7 @@ class CuratorHandler:
         self._left: dict[Pair, int] = {}
         #: the curate spans of rollouts consumed by this process: a release descends from
         #: the newest of its rollouts and links to the others (docs/tracing.md)
-        self.traces = tracing.ContextMemory()
+        self.traces = tracing_batch.ContextMemory()
 
     # ---- consumer path -----------------------------------------------------------------
 

@@ -21,6 +21,7 @@ from rlstream.formats.openai import parse_openai
 from rlstream.formats.otel import parse_otel
 from rlstream.formats.registry import Format, register
 from rlstream.formats.sharegpt import parse_sharegpt
+from rlstream.formats.while_rows import emit_while, is_while, parse_while
 from rlstream.transcript.model import Transcript
 
 
@@ -40,6 +41,8 @@ BUILTIN = (
     Format("langchain", detect.is_langchain, parse_langchain, emit.emit_langchain, order=30),
     Format("otel", detect.is_otel, parse_otel, emit.emit_otel, order=20),
     Format("canonical", detect.is_canonical, parse_canonical, emit.emit_canonical, order=10),
+    # before canonical: a While row may carry conversation_id and messages too
+    Format("while", is_while, parse_while, emit_while, order=5),
 )
 
 for _fmt in BUILTIN:

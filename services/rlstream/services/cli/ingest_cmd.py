@@ -36,7 +36,7 @@ rlstream ingest raw.jsonl --out t.jsonl --messages-field traj --id-field meta.co
 
 rlstream ingest raw.jsonl --out t.jsonl --mapping mapping.yaml
 
-Formats: openai (chat, legacy functions, Responses API), anthropic, sharegpt, langchain (LangSmith runs), otel (GenAI / OpenInference spans), gemini, canonical; --format auto detects per record. JSON arrays, JSONL and gzip are read as a stream. PII (emails, phones, cards, IBANs, SSNs, IPs, keys, tokens) is redacted before writing.
+Formats: openai (chat, legacy functions, Responses API), anthropic, sharegpt, langchain (LangSmith runs), otel (GenAI / OpenInference spans), gemini, while (While rows, whileai's row-v1.json), canonical; --format auto detects per record. JSON arrays, JSONL and gzip are read as a stream. PII (emails, phones, cards, IBANs, SSNs, IPs, keys, tokens) is redacted before writing.
 """
 
 

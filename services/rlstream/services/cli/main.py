@@ -12,7 +12,15 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import typer
 
-from rlstream.services.cli import common, db, dlq_cmd, retention_cmd, services_cmd, topics_cmd
+from rlstream.services.cli import (
+    common,
+    db,
+    dlq_cmd,
+    export_cmd,
+    retention_cmd,
+    services_cmd,
+    topics_cmd,
+)
 from rlstream.services.cli.chat_cmd import chat
 from rlstream.services.cli.curate_cmd import curate_command
 from rlstream.services.cli.demo_cmd import demo
@@ -67,6 +75,7 @@ app.command("ingest")(ingest)
 app.command("grade")(grade)
 app.command("profile")(profile)
 app.command("curate")(curate_command)
+app.add_typer(export_cmd.app, name="export")
 app.add_typer(improve_app, name="improve")
 app.command("sample")(sample)
 app.command("demo")(demo)

@@ -12,6 +12,7 @@ conversations to ``rlstream.conversations.raw`` and reads ``rlstream.scored.v1``
     .venv/bin/python bench/load.py --n 20000
     .venv/bin/python bench/load.py --n 10000 --rate 2500
     .venv/bin/python bench/load.py --n 3000 --compare-security
+    .venv/bin/python bench/load.py --n 5000 --compare-tracing
 
 ``--security sasl_ssl`` (or ``mtls``) runs every Kafka client (the services and the bench's
 own producer and consumer) through the harness's secured broker (SASL_SSL with
@@ -125,7 +126,14 @@ def pct(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else float("nan")
 
 
-def measure(a: argparse.Namespace, srv: dict[str, Any], workdir: Path, security: str) -> dict:
+def measure(
+    a: argparse.Namespace,
+    srv: dict[str, Any],
+    workdir: Path,
+    security: str,
+    extra_env: dict[str, str] | None = None,
+    tag: str | None = None,
+) -> dict:
     """One run of the pipeline with every Kafka client on ``security``; prints its lines."""
     kafka = srv["kafka_secure"] if "kafka_secure" in srv else srv["kafka"]
     kenv = kafka.env(security) if hasattr(kafka, "env") else {}
@@ -135,6 +143,7 @@ def measure(a: argparse.Namespace, srv: dict[str, Any], workdir: Path, security:
         "RLSTREAM_PRODUCER_COMPRESSION": a.compression,
         **({"RLSTREAM_PROFILE_PATH": a.profile} if a.profile else {}),
         **kenv,
+        **(extra_env or {}),
     }
     # the Stack creates topics and reads raw timestamps over PLAINTEXT (not measured)
     st = Stack(
@@ -173,7 +182,7 @@ def measure(a: argparse.Namespace, srv: dict[str, Any], workdir: Path, security:
         lat.append((r.timestamp - raw_ts[cid]) / 1000)
         last = max(last, r.timestamp)
     span = (last - first) / 1000
-    tag = f"load[{security}]"
+    tag = f"load[{tag or security}]"
     print(
         f"{tag}: processes ingest={a.ingest} grader={a.grader} partitions={a.partitions} "
         f"batch={a.batch} rate={'max' if a.rate is None else a.rate} "
@@ -221,7 +230,16 @@ def main() -> None:
         action="store_true",
         help="run plaintext, then sasl_ssl, on the same secured broker; print the ratio",
     )
+    ap.add_argument(
+        "--compare-tracing",
+        action="store_true",
+        help="run with tracing off, then on (OTLP/HTTP to a receiver in this process, every "
+        "span kept); print the ratio of the services' CPU per conversation",
+    )
     a = ap.parse_args()
+    if a.compare_tracing:
+        compare_tracing(a)
+        return
 
     modes = ["plaintext", "sasl_ssl"] if a.compare_security else [a.security]
     secure = any(m != "plaintext" for m in modes)
@@ -240,6 +258,27 @@ def main() -> None:
             f"service_cpu={sec['cpu_us'] / base['cpu_us']:.2f}x "
             f"p50={sec['p50_ms']:.0f}ms vs {base['p50_ms']:.0f}ms"
         )
+
+
+def compare_tracing(a: argparse.Namespace) -> None:
+    """Tracing off, then on, on the same servers: what the spans cost the services."""
+    from rlstream_testkit.otlp import OtlpReceiver
+
+    servers, srv, rundir = start_servers(("kafka", "postgres", "redis"))
+    try:
+        off = measure(a, srv, rundir / "stack-off", "plaintext", tag="tracing=off")
+        with OtlpReceiver() as rx:
+            env = {"RLSTREAM_TRACING": "otlp", "RLSTREAM_OTLP_ENDPOINT": rx.endpoint}
+            on = measure(a, srv, rundir / "stack-on", "plaintext", env, tag="tracing=otlp")
+            spans = len(rx.wait_for(lambda s: False, timeout=3))
+    finally:
+        servers.stop_all()
+    print(
+        f"load: tracing on/off service_cpu={on['cpu_us'] / off['cpu_us']:.2f}x "
+        f"({on['cpu_us']:.0f}us vs {off['cpu_us']:.0f}us per conversation) "
+        f"throughput={on['throughput'] / off['throughput']:.2f}x "
+        f"p50={on['p50_ms']:.0f}ms vs {off['p50_ms']:.0f}ms spans_received={spans}"
+    )
 
 
 if __name__ == "__main__":

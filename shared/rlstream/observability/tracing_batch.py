@@ -61,13 +61,10 @@ class Consumed:
                 context=ctx,
                 kind=SpanKind.CONSUMER,
                 links=batch_link,
-                attributes={
-                    "messaging.system": "kafka",
-                    "messaging.operation.type": "process",
+                attributes={  # few: each one costs every record (docs/tracing.md)
                     "messaging.destination.name": r.topic,
                     "messaging.destination.partition.id": str(r.partition),
                     "messaging.kafka.offset": r.offset,
-                    "rlstream.service": self.service,
                 },
             )
         self._token = RECORD_SPANS.set(self._spans)

@@ -271,6 +271,21 @@ def test_defaults_render_none_of_it(helm_bin: Path) -> None:
             assert _env(c)["RLSTREAM_EMBEDDED_POSTGRES"] == "true"
 
 
+def test_tracing_renders_into_the_config_every_pod_reads(helm_bin: Path) -> None:
+    values = {"config": {"tracing": "otlp", "otlpEndpoint": "http://otel-collector:4318"}}
+    docs = render(helm_bin, values)
+    config = docs[("ConfigMap", "rls-rlstream-config")]["data"]
+    assert config["RLSTREAM_TRACING"] == "otlp"
+    assert config["RLSTREAM_OTLP_ENDPOINT"] == "http://otel-collector:4318"
+    assert {"RLSTREAM_TRACING", "RLSTREAM_OTLP_ENDPOINT"} <= known_names(Settings.model_fields)
+    [c] = docs[("Deployment", "rls-rlstream-curator")]["spec"]["template"]["spec"]["containers"]
+    assert {"configMapRef": {"name": "rls-rlstream-config"}} in c["envFrom"]
+    training = docs[("ConfigMap", "rls-rlstream-training")]["data"]
+    assert training["RLSTREAM_K8S_ENV_CONFIGMAP"] == "rls-rlstream-config"  # the Jobs too
+    off = render(helm_bin, {})[("ConfigMap", "rls-rlstream-config")]["data"]
+    assert "RLSTREAM_TRACING" not in off and "RLSTREAM_OTLP_ENDPOINT" not in off
+
+
 def test_string_secret_keeps_the_envfrom_form(helm_bin: Path) -> None:
     docs = render(helm_bin, {"existingSecret": "rls-db"})
     dep = docs[("Deployment", "rls-rlstream-ingest")]["spec"]["template"]["spec"]
@@ -295,6 +310,9 @@ def test_string_secret_keeps_the_envfrom_form(helm_bin: Path) -> None:
         {"monitoring": {"serviceMonitor": {"enable": True}}},
         {"migrations": {"hooks": True}},
         {"extraEnv": [{"value": "no name"}]},
+        {"config": {"tracing": "jaeger"}},
+        {"config": {"tracing": False}},  # a bare off in YAML
+        {"config": {"otlpEndpoint": "otel-collector:4318"}},  # no scheme
     ],
 )
 def test_schema_rejects_typos(helm_bin: Path, bad: dict[str, Any]) -> None:

@@ -114,6 +114,12 @@ def test_gate_calibration_bench_prints_rates_and_a_verdict() -> None:
     assert "power at n=30, +0.20: binary" in last
 
 
+def test_tracing_overhead_bench_measures_off_and_on() -> None:
+    out = _run("tracing_overhead.py", "--records", "400", "--batch", "50", "--repeats", "1")
+    last = out.strip().splitlines()[-1]
+    assert re.search(r"on costs -?\d+\.\d+ us/record more than off \(\d+\.\d+x", last), last
+
+
 def test_missing_peers_fail_under_ci(monkeypatch: pytest.MonkeyPatch) -> None:
     from rlstream_testkit import plugin
 

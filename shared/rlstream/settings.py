@@ -80,6 +80,15 @@ class Settings(BaseSettings):
     pii_key_file: Path | None = Field(
         default=None, description="file holding the PII key (a mounted Secret)"
     )
+    pii_ner_model: str | None = Field(
+        default=None,
+        description="a local transformers token-classification model directory or spaCy "
+        "pipeline whose person names are redacted in union with the built-in detectors; "
+        "never downloaded (docs/pii.md)",
+    )
+    pii_ner_max_chars: int = Field(
+        default=20_000, ge=1, description="characters of one text the NER model reads"
+    )
     redis_url: SecretStr | None = Field(
         default=None,
         description="redis://[user:password@]host:port/db, or rediss:// for TLS",

@@ -131,18 +131,22 @@ class Runtime:
         if s.health_port >= 0:
             self.health_port = await self.health.start(s.health_host, s.health_port)
         from rlstream.pii.keys import configure_from_settings
+        from rlstream.pii.ner import configure_from_settings as configure_ner
         from rlstream.storage import Store, prepare_schema
         from rlstream.storage.embedded import resolve_dsn
 
         try:  # a missing DSN or PII key fails now, not after Kafka
             dsn = resolve_dsn(s, service=True)
             pseudonyms = configure_from_settings(s, service=True)
+            ner_model = configure_ner(s)  # checked now, loaded on first use
         except ConfigError as exc:
             self.refuse_start(exc)
         if pseudonyms is None:
             log.warning("no RLSTREAM_PII_KEY: unkeyed stand-ins for PII (a one-pod demo only)")
         else:
             log.info("stand-ins keyed", extra={"pii_key_id": pseudonyms.key_id})
+        if ner_model is not None:
+            log.info("names also by a local NER model", extra={"pii_ner": ner_model.kind})
         await wait_for_kafka(
             s,
             lambda line: self.health.set_ready(False, line or "starting"),

@@ -1,7 +1,9 @@
 """PII that only prose reveals: person names, street addresses, postcodes, written dates of
 birth and passport numbers.
 
-Names: :mod:`rlstream.pii.people` (word lists and cues; no NER model can be loaded offline).
+Names: :mod:`rlstream.pii.people` (word lists and cues) and :mod:`rlstream.pii.tagger`, plus
+the spans of a local NER model when ``RLSTREAM_PII_NER_MODEL`` names one
+(:mod:`rlstream.pii.ner`, in union).
 Addresses: a house number, up to four words and a street type ("221B Baker Street", "1600
 Pennsylvania Avenue NW"), or a street type first ("2921 rue Parc"), or words that a ", City,
 ST postcode" tail vouches for; then an optional unit and either the city (state) on the same
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from rlstream.pii import people, tagger
+from rlstream.pii import ner, people, tagger
 
 _UP = people.UPPER
 
@@ -111,11 +113,11 @@ _HAS_NAME_SHAPE = re.compile(rf"[{_UP}][{people.LOWER}]")
 def find(text: str, low: str, digits: int) -> list[tuple[int, int, str]]:
     """(start, end, kind) of every free-text finding; ``low`` / ``digits`` are what the
     caller already computed, so texts without the needed cue skip each regex."""
-    out: list[tuple[int, int, str]] = []
-    if _HAS_NAME_SHAPE.search(text) is not None:
-        out += [(a, b, "NAME") for a, b in names(text)]
-    else:  # all lower case: only a cue can introduce a name ("thanks kenji")
-        out += [(a, b, "NAME") for a, b in people.lower_case(text)]
+    # all lower case: only a cue can introduce a name ("thanks kenji")
+    shaped = _HAS_NAME_SHAPE.search(text) is not None
+    found = names(text) if shaped else people.lower_case(text)
+    found = ner.union(found, ner.names(text))  # [] unless a local model is configured
+    out: list[tuple[int, int, str]] = [(a, b, "NAME") for a, b in found]
     if digits:
         out += [(a, b, "ADDRESS") for a, b in addresses(text)]
         if "birth" in low or "born" in low or "dob" in low or "d.o.b" in low:

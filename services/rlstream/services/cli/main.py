@@ -62,13 +62,17 @@ def _global(
 ) -> None:
     if debug:
         common.DEBUG = True
-    if {"RLSTREAM_PII_KEY", "RLSTREAM_PII_KEY_FILE"} & os.environ.keys():
-        # stand-ins keyed as the services' are (docs/pii.md); without a key the CLI keeps
-        # the unkeyed local form, and settings are not read for commands that need none
+    if {"RLSTREAM_PII_KEY", "RLSTREAM_PII_KEY_FILE", "RLSTREAM_PII_NER_MODEL"} & os.environ.keys():
+        # stand-ins keyed as the services' are, names also by a local NER model when one is
+        # named (docs/pii.md); without either the CLI keeps the unkeyed local form and the
+        # built-in detectors, and settings are not read for commands that need none
+        from rlstream.pii import ner
         from rlstream.pii.keys import configure_from_settings
         from rlstream.settings import load_settings
 
-        configure_from_settings(load_settings())
+        settings = load_settings()
+        configure_from_settings(settings)
+        ner.configure_from_settings(settings)
 
 
 app.command("ingest")(ingest)

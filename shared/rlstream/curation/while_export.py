@@ -13,9 +13,9 @@ came in as a While row goes out with every field it had) with rlstream's verdict
   ``rollout_index`` (place in the group) and ``policy_version`` (the transcript's policy or
   agent version) when the row had none.
 
-The kept rollouts are read from the dataset's manifest (its ``grpo.jsonl`` lineage), which
-``verify_dataset`` checks first, so a tampered, revised or revoked dataset exports what its
-manifest says now. A tool step that also carried text (whileai writes these; the schema's
+The kept rollouts are read from the dataset's manifest (its ``grpo.jsonl`` lineage) after
+``verify_dataset`` has checked the files against it, so the export is what the manifest says
+the dataset holds now, not what a scored file once held. A tool step that also carried text (whileai writes these; the schema's
 ``oneOf`` rejects them) is written as a ``{text}`` step and then the ``{tool}`` step.
 """
 

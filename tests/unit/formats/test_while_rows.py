@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import json
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -314,6 +315,23 @@ def test_rlstream_transcripts_become_valid_rows_and_come_back(domain: str) -> No
         back = parse_record(row)
         assert back.model_dump(exclude={"format"}) == t.model_dump(exclude={"format"})
         assert to_format(back, "while") == row
+
+
+TAU = Path(__file__).parents[2] / "golden" / "tau_bench"
+#: fields ingest sets (task key, redaction flag), not the format: re-ingest sets them again
+_INGEST_FIELDS = {"format", "task_key", "task_key_rule", "redacted"}
+
+
+@pytest.mark.parametrize("name", ["gpt-4o-airline.slice.jsonl", "gpt-4o-airline.mixed8.jsonl"])
+def test_third_party_logs_become_valid_rows_and_come_back(name: str) -> None:
+    """tau-bench's own trajectories (OpenAI chat, parallel tool calls, ids), ingested."""
+    lines = (TAU / name).read_text().splitlines()
+    for line in filter(None, lines):
+        t = _ingest(json.loads(line))
+        row = to_format(t, "while")
+        assert schema_errors(row) == []
+        back = parse_record(row)
+        assert back.model_dump(exclude=_INGEST_FIELDS) == t.model_dump(exclude=_INGEST_FIELDS)
 
 
 def test_generic_transcript_details_ride_in_the_rlstream_object() -> None:

@@ -2,10 +2,12 @@
 
     .venv/bin/python bench/pii_eval.py [--per-kind 3000] [--negatives 5000] [--seed 0]
         [--public 2000 --split both|tune|heldout|all] [--show-errors 30] [--corpus F.jsonl.gz]
-        [--references 1319]
+        [--references 1319] [--ner DIR]
 
 ``--references N``: grading references kept gradeable after redaction, on N maths and N
-support tasks of 4 rollouts each (``bench/pii_references.py``).
+support tasks of 4 rollouts each (``bench/pii_references.py``). ``--ner DIR``: the
+free-text sets again with a local NER model (``rlstream.pii.ner``) in union with the
+built-ins, after the rows without it.
 
 A detection counts only when its span and type exactly match a labelled span; a wrong type
 is both a miss and a false positive. Hard negatives (order ids, prices, dates, versions,
@@ -24,6 +26,7 @@ import pii_corpora
 import pii_public
 import pii_references
 import pii_wikigold
+from rlstream.pii import ner
 from rlstream.pii.detectors import KINDS, find_spans
 from rlstream.sampledata import generate_transcripts
 from rlstream_testkit.pii_synth import Example, generate, generate_heldout
@@ -186,6 +189,44 @@ def _name_only(label: str, examples: list[pii_public.Example], show: int) -> Non
             print(f"ERR {label.split()[0]}", line)
 
 
+def public_report(args: argparse.Namespace, tag: str = "") -> None:
+    """The free-text sets (public split(s), Wikigold, corpora, hard negatives, sample
+    messages) with the detectors as configured; ``tag`` marks the lines of a second run."""
+    splits = ("tune", "heldout") if args.split == "both" else (args.split,)
+    for split in splits:
+        public = list(pii_public.generate(args.public, args.seed, split))
+        t0 = time.perf_counter()
+        report, errors = evaluate_public(public, args.show_errors)
+        dt = time.perf_counter() - t0
+        print(f"== public set, split {split} (presidio-research templates + people){tag}")
+        print(f"{'label':<18} {'recall':>8} {'precision':>10} {'gold':>7} {'pred':>7}")
+        for key, m in report.items():
+            print(
+                f"{key:<18} {m['recall']:>8.4f} {m['precision']:>10.4f} "
+                f"{int(m['gold']):>7} {int(m['predicted']):>7}"
+            )
+        print(f"{len(public)} sentences in {dt:.2f}s")
+        for line in errors:
+            print("ERR", line)
+    _name_only(
+        "wikigold (Wikipedia prose, hand-annotated PER; second held-out set, NAME only)" + tag,
+        list(pii_wikigold.generate()),
+        args.show_errors,
+    )
+    for name, path in {**pii_corpora.fresh_sets(), **{p.name: p for p in args.corpus}}.items():
+        label = f"{name} (annotated by others, never trained on; NAME only){tag}"
+        _name_only(label, list(pii_corpora.load(path)), args.show_errors)
+    fp = negatives_false_positives(args.negatives, args.seed)
+    print(f"free-text false positives on {args.negatives} hard negatives{tag}: {dict(fp) or 0}")
+    n_texts, found, shown = sample_findings(args.sample, args.seed, args.show_errors)
+    print(
+        f"free-text findings in {n_texts} sample support/maths messages (no free-text PII "
+        f"planted; maths word problems name people){tag}: {dict(found) or 0}"
+    )
+    for line in shown:
+        print("ERR", line)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--per-kind", type=int, default=3000)
@@ -208,6 +249,11 @@ def main() -> None:
     )
     ap.add_argument("--sample", type=int, default=400, help="sample conversations per domain")
     ap.add_argument(
+        "--ner",
+        help="also report the free-text sets with this local NER model (a transformers "
+        "token-classification directory or a spaCy pipeline) in union with the built-ins",
+    )
+    ap.add_argument(
         "--references",
         type=int,
         default=1319,
@@ -220,39 +266,14 @@ def main() -> None:
             print(line)
         print(f"references measured in {time.perf_counter() - t0:.1f}s")
     if args.public:
-        splits = ("tune", "heldout") if args.split == "both" else (args.split,)
-        for split in splits:
-            public = list(pii_public.generate(args.public, args.seed, split))
+        public_report(args)
+        if args.ner:
+            model = ner.check(args.ner)
+            ner.configure(model)
             t0 = time.perf_counter()
-            report, errors = evaluate_public(public, args.show_errors)
-            dt = time.perf_counter() - t0
-            print(f"== public set, split {split} (presidio-research templates + people)")
-            print(f"{'label':<18} {'recall':>8} {'precision':>10} {'gold':>7} {'pred':>7}")
-            for key, m in report.items():
-                print(
-                    f"{key:<18} {m['recall']:>8.4f} {m['precision']:>10.4f} "
-                    f"{int(m['gold']):>7} {int(m['predicted']):>7}"
-                )
-            print(f"{len(public)} sentences in {dt:.2f}s")
-            for line in errors:
-                print("ERR", line)
-        _name_only(
-            "wikigold (Wikipedia prose, hand-annotated PER; second held-out set, NAME only)",
-            list(pii_wikigold.generate()),
-            args.show_errors,
-        )
-        for name, path in {**pii_corpora.fresh_sets(), **{p.name: p for p in args.corpus}}.items():
-            label = f"{name} (annotated by others, never trained on; NAME only)"
-            _name_only(label, list(pii_corpora.load(path)), args.show_errors)
-        fp = negatives_false_positives(args.negatives, args.seed)
-        print(f"free-text false positives on {args.negatives} hard negatives: {dict(fp) or 0}")
-        n_texts, found, shown = sample_findings(args.sample, args.seed, args.show_errors)
-        print(
-            f"free-text findings in {n_texts} sample support/maths messages (no free-text PII "
-            f"planted; maths word problems name people): {dict(found) or 0}"
-        )
-        for line in shown:
-            print("ERR", line)
+            public_report(args, f" + NER ({model.kind}: {Path(model.source).name})")
+            print(f"with NER in {time.perf_counter() - t0:.1f}s")
+            ner.configure(None)
     sets = {
         "main (templates the detectors were developed against)": list(
             generate(args.per_kind, args.negatives, args.seed)

@@ -80,6 +80,17 @@ class Manifest(_Frozen):
     granularity: Granularity = "conversation"
     #: turn-level gradient support and reference coverage (granularity "turn")
     turn_profile: dict[str, float | int] | None = None
+    #: 1 as released; each erasure that removed rows adds one (rlstream.erasure). The
+    #: dataset id still names the release; ``files`` hold this revision's hashes
+    revision: int = 1
+    #: the erasures that rewrote or revoked this release, oldest first
+    revised_by: tuple[str, ...] = ()
+    #: the erasure that revoked the release: its rows are gone and nothing may train on it
+    revoked_by: str | None = None
+
+
+#: written only once an erasure set them, so a release's bytes do not change otherwise
+_ERASURE_FIELDS = ("revision", "revised_by", "revoked_by")
 
 
 def _jsonl(rows: list[dict[str, Any]]) -> bytes:
@@ -227,9 +238,11 @@ def write_dataset(result: CurationResult, out_dir: Path) -> Manifest:
 
 
 def manifest_bytes(manifest: Manifest) -> bytes:
+    unset = {f for f in _ERASURE_FIELDS if f not in manifest.model_fields_set}
     return (
         orjson.dumps(
-            manifest.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2
+            manifest.model_dump(mode="json", exclude=unset),
+            option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2,
         )
         + b"\n"
     )
@@ -238,6 +251,11 @@ def manifest_bytes(manifest: Manifest) -> bytes:
 def verify_dataset(out_dir: Path) -> Manifest:
     """Re-hash every file against manifest.json; raises on any mismatch."""
     manifest = Manifest.model_validate_json((out_dir / MANIFEST).read_bytes())
+    if manifest.revoked_by:
+        raise DatasetIntegrityError(
+            f"dataset {manifest.dataset_id[:12]} was revoked by erasure {manifest.revoked_by}:"
+            " its rows are gone and nothing may train on it (docs/erasure.md)"
+        )
     for name, entry in manifest.files.items():
         digest = hashlib.sha256((out_dir / name).read_bytes()).hexdigest()
         if digest != entry.sha256:

@@ -20,6 +20,7 @@ from rlstream.ingest.ids import bound_ids
 from rlstream.ingest.models import IngestOptions, IngestSummary, Reject
 from rlstream.ingest.reader import EXCERPT, FileReader, RawItem, expand_paths, file_size
 from rlstream.ingest.seen import CompactSeenSet
+from rlstream.ingest.subjects import pseudonymise_subjects, subject_values
 from rlstream.pii.fields import redact_fields
 from rlstream.pii.redact import Redactor, redact_transcript
 from rlstream.taskkey.resolve import TaskKeyResolver
@@ -49,6 +50,7 @@ class Ingestor:
         """One raw record -> Transcript. Raises InputError subclasses for a bad record."""
         try:
             t = parse_record(record, self.options.format, self.options.mapping)
+            subjects = subject_values(t.metadata, self.options.subject_fields)
             if self.options.redact:
                 redactor = Redactor()
                 t = redact_transcript(t, redactor)
@@ -57,6 +59,7 @@ class Ingestor:
             t = self.resolver.apply(t, raw=record)
             if self.options.redact:  # ids, names, keys: see rlstream.pii.fields, docs/pii.md
                 t = redact_fields(t, redactor)  # one placeholder numbering per record
+                t = pseudonymise_subjects(t, subjects)
             t = bound_ids(t)  # after redaction: a digest of a PII-free id, never of the raw one
         except RecursionError as exc:
             raise SchemaViolation("record is nested too deeply to ingest") from exc

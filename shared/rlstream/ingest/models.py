@@ -7,6 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from rlstream import limits
 from rlstream.formats import format_names
 from rlstream.formats.mapping import FieldMapping
+from rlstream.ingest.subjects import DEFAULT_SUBJECT_FIELDS
 from rlstream.transcript.model import SourceRef
 
 
@@ -28,6 +29,9 @@ class IngestOptions(BaseModel):
     max_record_bytes: int | None = Field(default=limits.MAX_BYTES, gt=0)
     #: records nested deeper than this are rejected as nesting_too_deep
     max_depth: int = Field(default=limits.MAX_DEPTH, ge=1, le=limits.MAX_DEPTH_CEILING)
+    #: metadata fields naming the data subject, stored as their keyed stand-in when
+    #: redacting (rlstream.ingest.subjects; what ``rlstream erase --user-key`` matches)
+    subject_fields: tuple[str, ...] = DEFAULT_SUBJECT_FIELDS
 
     @field_validator("format")
     @classmethod

@@ -142,6 +142,13 @@ async def _details(store: Store, lineage: Lineage) -> dict[tuple[str, str], dict
         }
     for c in lineage.conversations:
         out[("conversation", c.conversation_id)] = {"source": source_label(c.model_dump())}
+    erasable: tuple[LineageKind, ...] = ("dataset", "run", "model")
+    for kind in erasable:  # built from data an erasure removed since
+        ids = sorted(lineage.ids(kind))
+        for ident, impacts in (await store.erasure_impacts(kind, ids) if ids else {}).items():
+            node = out.setdefault((kind, ident), {})
+            node["erasures"] = [i.erasure_id for i in impacts]
+            node["erasure_effects"] = [i.detail for i in impacts]
     return out
 
 

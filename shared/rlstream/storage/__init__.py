@@ -6,6 +6,7 @@ group counters, the near-duplicate index and single-flight locks. ``upgrade`` ap
 packaged migrations; ``resolve_dsn`` starts the embedded PostgreSQL when none is set.
 """
 
+from rlstream.storage._erasure import ErasureOps, erased_digest
 from rlstream.storage._registry import Unchecked
 from rlstream.storage.embedded import (
     ensure_runtime_dir,
@@ -22,7 +23,7 @@ from rlstream.storage.errors import (
     UnknownRecordError,
     UnredactedTranscriptError,
 )
-from rlstream.storage.locks import Lock
+from rlstream.storage.locks import Lock, release_lock_name
 from rlstream.storage.migrate import (
     SchemaBehindError,
     SchemaNewerError,
@@ -37,6 +38,11 @@ from rlstream.storage.rebuild import RebuildReport, rebuild_from_postgres
 from rlstream.storage.records import (
     ConversationSource,
     DatasetRecord,
+    ErasedRollout,
+    ErasureImpact,
+    ErasureRecord,
+    ErasureRows,
+    ErasureTargets,
     EvaluationRecord,
     GroupKey,
     GroupStats,
@@ -57,6 +63,12 @@ __all__ = [
     "AlreadyReleasedError",
     "ConversationSource",
     "DatasetRecord",
+    "ErasedRollout",
+    "ErasureImpact",
+    "ErasureOps",
+    "ErasureRecord",
+    "ErasureRows",
+    "ErasureTargets",
     "EvaluationRecord",
     "GroupKey",
     "GroupStats",
@@ -84,10 +96,12 @@ __all__ = [
     "check_schema",
     "current",
     "ensure_runtime_dir",
+    "erased_digest",
     "hamming",
     "latest_version",
     "prepare_schema",
     "rebuild_from_postgres",
+    "release_lock_name",
     "resolve_dsn",
     "rollout_features",
     "rollout_group",

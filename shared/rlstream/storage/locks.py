@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import secrets
 import time
 from collections.abc import AsyncIterator
@@ -16,6 +17,13 @@ from contextlib import asynccontextmanager
 from redis.asyncio import Redis
 
 from rlstream.storage.errors import LockBusyError
+
+
+def release_lock_name(agent: str, reward_spec: str) -> str:
+    """The curator's single-flight lock of one (agent, reward spec) pool: a release holds
+    it while it seals and records, and an erasure of that pool's rollouts takes it too."""
+    return "release:" + hashlib.sha256(f"{agent}\x00{reward_spec}".encode()).hexdigest()[:24]
+
 
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then

@@ -174,3 +174,66 @@ class TurnBuffer(_Frozen):
     first_seen: datetime
     last_seen: datetime
     closed: bool
+
+
+ErasureSelectorKind = Literal["conversation", "user_key", "user_value", "agent"]
+ErasureStatus = Literal["running", "done", "partial"]
+
+
+class ErasureTargets(_Frozen):
+    """What one erasure batch found: stored conversations and turn buffers (by id)."""
+
+    conversation_ids: tuple[str, ...]
+    buffer_ids: tuple[str, ...]
+
+
+class ErasedRollout(_Frozen):
+    rollout_id: str
+    conversation_id: str
+    agent: str
+    reward_spec: str
+    task_key: str
+    score: float
+    passed: bool
+    released_in: str | None = None
+
+
+class ErasureRows(_Frozen):
+    """What one erasure transaction deleted. ``erased`` and ``conversation_ids`` carry ids
+    for the steps after the commit (Redis, files); they are never stored."""
+
+    transcripts: int
+    rollouts: int
+    released_rollouts: int
+    turn_buffers: int
+    lineage_edges: int
+    groups_removed: tuple[tuple[str, str, str], ...]
+    heldout_keys_removed: int
+    datasets: tuple[str, ...]
+    erased: tuple[ErasedRollout, ...]
+    conversation_ids: tuple[str, ...]
+
+
+class ErasureImpact(_Frozen):
+    """A dataset, run or model built from erased data, and what the erasure did to it."""
+
+    erasure_id: str
+    kind: Literal["dataset", "run", "model"]
+    id: str
+    detail: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+class ErasureRecord(_Frozen):
+    """The audit record of one erasure: the selector's kind (never its value), counts,
+    what it affected, the policy applied and the work left (``pending``)."""
+
+    erasure_id: str
+    selector: ErasureSelectorKind
+    field: str | None = None
+    status: ErasureStatus = "running"
+    counts: dict[str, int] = Field(default_factory=dict)
+    affected: dict[str, JsonValue] = Field(default_factory=dict)
+    policy: dict[str, JsonValue] = Field(default_factory=dict)
+    pending: tuple[dict[str, JsonValue], ...] = ()
+    created_at: datetime | None = None
+    finished_at: datetime | None = None

@@ -19,6 +19,7 @@ from rlstream.rollout import ScoredRollout
 from rlstream.storage._base import create_pool
 from rlstream.storage._buffers import BufferOps
 from rlstream.storage._datasets import DatasetOps
+from rlstream.storage._erasure import ErasureOps
 from rlstream.storage._heldout import HeldoutOps
 from rlstream.storage._lineage import LineageOps
 from rlstream.storage._registry import RegistryOps
@@ -44,7 +45,16 @@ from rlstream.transcript import Transcript
 __all__ = ["Store", "rollout_features", "rollout_group"]
 
 
-class Store(DatasetOps, HeldoutOps, LineageOps, TrainingOps, RegistryOps, BufferOps, RetentionOps):
+class Store(
+    DatasetOps,
+    HeldoutOps,
+    LineageOps,
+    TrainingOps,
+    RegistryOps,
+    BufferOps,
+    RetentionOps,
+    ErasureOps,
+):
     """All Postgres reads and writes rlstream makes. Construct with :meth:`connect`."""
 
     @classmethod

@@ -78,8 +78,12 @@ class Store:
     async def get_transcripts(self, ids: list[str]) -> dict[str, Any]:
         return {i: self.transcripts[i] for i in ids if i in self.transcripts}
 
-    async def save_rollouts(self, rs: list[Any]) -> None:
+    async def save_rollouts(self, rs: list[Any]) -> list[str]:
         self.rollouts += rs
+        return [r.rollout_id for r in rs]
+
+    async def erased_among(self, ids: list[str]) -> set[str]:
+        return set()
 
 
 def runtime(service: str, producer: Any) -> Any:

@@ -24,6 +24,7 @@ from rlstream.services.cli import (
 from rlstream.services.cli.chat_cmd import chat
 from rlstream.services.cli.curate_cmd import curate_command
 from rlstream.services.cli.demo_cmd import demo
+from rlstream.services.cli.erase_cmd import erase
 from rlstream.services.cli.eval_cmd import eval_command
 from rlstream.services.cli.grade_cmd import grade
 from rlstream.services.cli.improve_cmd import improve_app
@@ -87,6 +88,7 @@ app.command("train")(train)
 app.command("eval")(eval_command)
 app.command("promote")(promote)
 app.command("lineage")(lineage)
+app.command("erase")(erase)
 app.command("chat")(chat)
 app.add_typer(db.app, name="db")
 app.add_typer(dlq_cmd.app, name="dlq")

@@ -178,11 +178,27 @@ def _details(node: TreeNode) -> str:
     return ""
 
 
+def _erased(node: TreeNode) -> str:
+    """' [affected by erasure E (revision 2)]' for what was built from erased data."""
+    ids = node.details.get("erasures")
+    if not isinstance(ids, list) or not ids:
+        return ""
+    effects = node.details.get("erasure_effects")
+    last = effects[-1] if isinstance(effects, list) and effects else {}
+    what = ""
+    if isinstance(last, dict):
+        if last.get("outcome") in ("rewritten", "revoked"):
+            what = f" ({last['outcome']}, revision {last.get('revision')})"
+        elif last.get("champion"):
+            what = f" (champion {last['champion']})"
+    return f" [yellow]affected by erasure {', '.join(str(i) for i in ids)}{what}[/]"
+
+
 def _label(node: TreeNode) -> str:
     ident = node.id if node.kind in ("group", "conversation") else node.id[:16]
     if node.kind == "dataset":
         ident = f"sha256 {node.id}"
-    return f"[bold]{node.kind}[/] {ident} [dim]{_details(node)}[/]"
+    return f"[bold]{node.kind}[/] {ident} [dim]{_details(node)}[/]{_erased(node)}"
 
 
 def _render(node: TreeNode, tree: Tree, limit: int) -> None:

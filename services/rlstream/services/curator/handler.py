@@ -43,7 +43,7 @@ from rlstream.rollout import ScoredRollout
 from rlstream.services.curator.policy import pick_groups, pool_stats, should_release
 from rlstream.services.curator.settings import CuratorSettings
 from rlstream.services.curator.training import CuratorTraining
-from rlstream.storage import DatasetRecord, LineageEdge, rollout_group
+from rlstream.storage import DatasetRecord, LineageEdge, release_lock_name, rollout_group
 
 log = logging.getLogger("rlstream.services.curator")
 
@@ -171,9 +171,7 @@ class CuratorHandler:
         redis = self.rt.redis
         lock = None
         if redis is not None:
-            name = (
-                "release:" + hashlib.sha256(f"{agent}\x00{reward_spec}".encode()).hexdigest()[:24]
-            )
+            name = release_lock_name(agent, reward_spec)  # an erasure takes it too
             lock = await redis.locks.try_acquire(name, s.release_lock_ttl_ms)
             if lock is None:
                 log.info("release already in flight elsewhere", extra={"agent": agent})

@@ -110,14 +110,26 @@ class GraderHandler:
             raw = None if fresh and id(it) in fresh else it.record.value
             return scored_json(it.value, raw)
 
+        new: set[str] = set()
+
         async def save(batch: list[Item[ScoredRollout]]) -> None:
-            await rt.store.save_rollouts([i.value for i in batch])
+            new.update(await rt.store.save_rollouts([i.value for i in batch]))
+
+        async def unless_erased(
+            ok: list[Item[ScoredRollout]], _seen: object, _bad: object
+        ) -> list[Item[ScoredRollout]]:
+            """An erased conversation is never stored again, so never published again."""
+            old = [i.value.conversation_id for i in ok if i.value.rollout_id not in new]
+            erased = await rt.store.erased_among(old) if old else set()
+            return [i for i in ok if i.value.conversation_id not in erased]
 
         async def stored(ids: list[str]) -> set[str]:  # replayed inputs the seen keys know
             return set(await rt.store.stored_ids("rollouts", ids))
 
         pub = Publication(rt.topic(topics.SCORED), _rollout_id, _task_key, value, stored)
-        return await publish_once(items, pub, save, rt.runner.outbox, self._seen_keys())
+        return await publish_once(
+            items, pub, save, rt.runner.outbox, self._seen_keys(), unless_erased
+        )
 
 
 def _rollout_id(r: ScoredRollout) -> str:

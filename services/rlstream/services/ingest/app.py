@@ -96,10 +96,8 @@ async def _start() -> None:
         ),
     )
     restored = await assembler.restore()
-    opts = (
-        IngestOptions(task_key_field=settings.task_key_field)
-        if settings.task_key_field
-        else IngestOptions()
+    opts = IngestOptions(
+        task_key_field=settings.task_key_field or None, subject_fields=settings.subject_fields
     )
     handler = IngestHandler(rt, Ingestor(opts), assembler)
     service.handler = handler.handle

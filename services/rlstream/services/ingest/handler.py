@@ -162,10 +162,14 @@ class IngestHandler:
         published again, never the repeat's."""
         ids = [i.value.conversation_id for i in (*published, *stored)]
         first = await self.rt.store.get_transcripts(ids)
+        # not stored and not storable: erased (docs/erasure.md), so never published again
+        erased = await self.rt.store.erased_among([c for c in ids if c not in first])
         out: list[Item[Transcript]] = []
         was_published = {id(i) for i in published}
         for it in (*published, *stored):
             f = first.get(it.value.conversation_id)
+            if it.value.conversation_id in erased:
+                continue
             if f is not None and transcript_version(f) != transcript_version(it.value):
                 bad.append(conflict(it, self.rt.service, "conversation"))
             elif id(it) in was_published:

@@ -7,9 +7,15 @@ from typing import Literal
 from pydantic import Field
 
 from rlstream.delivery.runtime import ServiceSettings
+from rlstream.ingest.subjects import DEFAULT_SUBJECT_FIELDS
 
 
 class IngestSettings(ServiceSettings):
+    subject_fields: tuple[str, ...] = Field(
+        default=DEFAULT_SUBJECT_FIELDS,
+        description="metadata fields naming the data subject (JSON list): stored as their "
+        "keyed stand-in, what `rlstream erase --user-key` finds (docs/erasure.md)",
+    )
     assembly_idle_timeout_s: float = 300.0
     assembly_late_policy: Literal["dlq", "reopen"] = "dlq"
     assembly_sweep_interval_s: float = 5.0

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import secrets
 from collections.abc import Callable
 from pathlib import Path
@@ -134,7 +135,7 @@ def test_one_conversation_traced_from_raw_topic_to_release(
     [tr] = [r for r in transcripts if r.key == last["conversation_id"].encode()]
     assert traceparent_of(tr) == (trace_id, ingest.span_id)
     scored = asyncio.run(read_topic(st.bootstrap, st.topic(topics.SCORED)))
-    [sc] = [r for r in scored if json.loads(r.value)["conversation_id"] == "c39"]
+    [sc] = [r for r in scored if json.loads(r.value)["transcript"]["conversation_id"] == "c39"]
     assert traceparent_of(sc) == (trace_id, grade.span_id)
     assert traceparent_of(ds[0]) == (trace_id, release.span_id)
 
@@ -156,7 +157,7 @@ def test_training_run_traced_through_evaluation_and_promotion(
         ev = st.service(
             "evaluator",
             RLSTREAM_EVALUATE_FUNCTION="evaluator_stub:evaluate",
-            PYTHONPATH=str(HERE),
+            PYTHONPATH=os.pathsep.join(filter(None, (str(HERE), os.environ.get("PYTHONPATH")))),
             STUB_DIR=str(tmp_path / "stub"),
         )
         ev.start()

@@ -27,7 +27,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rlstream.errors import ConfigError
 
@@ -187,7 +187,8 @@ def _transformers(model: NerModel) -> Finder:
     from transformers import AutoModelForTokenClassification, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
-    hf_logging.disable_progress_bar()  # a service's log is JSON lines, not progress bars
+    quiet: Any = hf_logging.disable_progress_bar  # untyped in transformers
+    quiet()  # a service's log is JSON lines, not progress bars
     tok = AutoTokenizer.from_pretrained(model.source, local_files_only=True)
     net = AutoModelForTokenClassification.from_pretrained(model.source, local_files_only=True)
     net.eval()

@@ -80,6 +80,7 @@ async def publish_once(
             pub.value(it),
             carried(it.record),
             ref=it,
+            parent=it.record,
         )
     failed = {id(ref): exc for ref, exc in await box.flush()}
     bad += [reject_or_retry(it.record, failed[id(it)]) for it in ok if id(it) in failed]

@@ -48,9 +48,11 @@ def _change(x: float | None, y: float | None) -> str:
     return "-" if x is None or y is None else f"{y - x:+.3f}"
 
 
-def _md(data: dict[str, Any]) -> str:
-    b, c, d = data["baseline"], data["candidate"], data["delta"]
-    rows = [
+def metric_rows(data: dict[str, Any]) -> list[tuple[str, float | None, float | None]]:
+    """(metric, baseline, candidate) rows of a report.json body: report.md's table and the
+    HTML page's (rlstream.reporting) are both drawn from these."""
+    b, c = data["baseline"], data["candidate"]
+    return [
         ("pass@1", b["pass_at_1"], c["pass_at_1"]),
         *(
             (f"pass@{k}", b["pass_at_k"][k], c["pass_at_k"].get(k, 0.0))
@@ -63,6 +65,11 @@ def _md(data: dict[str, Any]) -> str:
             for k in sorted({*b["guards"], *c["guards"]})
         ),
     ]
+
+
+def _md(data: dict[str, Any]) -> str:
+    b, c, d = data["baseline"], data["candidate"], data["delta"]
+    rows = metric_rows(data)
     table = "\n".join(f"| {n} | {_cell(x)} | {_cell(y)} | {_change(x, y)} |" for n, x, y in rows)
     reasons = "\n".join(f"- {r}" for r in data["reasons"])
     dec = data["decoding"]

@@ -131,6 +131,13 @@ def curate_file(
     return result, write_dataset(result, dest)
 
 
+def write_ingest_json(output: Path, summaries: list[IngestSummary]) -> None:
+    """ingest.json: each batch's summary as the CLI printed it (the HTML report reads it)."""
+    (output / "ingest.json").write_bytes(
+        orjson.dumps([s.model_dump(mode="json") for s in summaries], option=orjson.OPT_INDENT_2)
+    )
+
+
 class BatchReport(Stages, Protocol):
     """What :func:`run_batch` tells its caller after each stage (the CLI prints it)."""
 
@@ -167,24 +174,28 @@ def run_batch(
     """Ingest -> grade -> profile -> curate into ``output``.
 
     Each batch is (files, how to read them); all land in one ``transcripts.jsonl``. Also
-    writes rejects.jsonl, scored.jsonl (+ scored.failures.jsonl), profile.json,
+    writes ingest.json, rejects.jsonl, scored.jsonl (+ scored.failures.jsonl), profile.json,
     profile.svg and dataset/.
     """
     rep: BatchReport = report or NullReport()
     output.mkdir(parents=True, exist_ok=True)
     transcripts, rejects = output / "transcripts.jsonl", output / "rejects.jsonl"
+    summaries: list[IngestSummary] = []
     if len(batches) == 1:
         files, options = batches[0]
-        rep.ingested(ingest_file(files, transcripts, rejects, options, rep), transcripts, rejects)
+        summaries.append(ingest_file(files, transcripts, rejects, options, rep))
+        rep.ingested(summaries[0], transcripts, rejects)
     else:
         with transcripts.open("wb") as t_out, rejects.open("wb") as r_out:
             for i, (files, options) in enumerate(batches):
                 part_t, part_r = output / f".part{i}.jsonl", output / f".part{i}.rejects.jsonl"
                 summary = ingest_file(files, part_t, part_r, options, rep)
+                summaries.append(summary)
                 rep.ingested(summary, transcripts, rejects)
                 for part, sink in ((part_t, t_out), (part_r, r_out)):
                     sink.write(part.read_bytes())
                     part.unlink()
+    write_ingest_json(output, summaries)
     scored = output / "scored.jsonl"
     rep.graded(grade_file(transcripts, scored, output / "scored.failures.jsonl", specs, rep))
     profile = profile_file(scored, stages=rep)

@@ -30,8 +30,9 @@ from rlstream.evaluation import (
     write_report,
 )
 from rlstream.grading import GradeFailure, RewardSpec, grade_many
-from rlstream.ingest import IngestOptions, Reject, ingest_paths
+from rlstream.ingest import IngestOptions, IngestSummary, Reject, ingest_paths
 from rlstream.jsonl import write_models
+from rlstream.pipeline.batch import write_ingest_json
 from rlstream.pipeline.stages import NullStages, Stages
 from rlstream.rollout import ScoredRollout
 from rlstream.sampledata.orders import AGENT, REWARD, write_order_logs
@@ -93,7 +94,7 @@ class _Clock:
         self.stages.done(name, self.seconds[name], summary[0] if summary else "")
 
 
-def _ingest(logs: Path, stages: Stages) -> tuple[list[Transcript], int]:
+def _ingest(logs: Path, stages: Stages) -> tuple[list[Transcript], int, IngestSummary]:
     run = ingest_paths([logs], IngestOptions())
     transcripts: list[Transcript] = []
     rejects = 0
@@ -103,7 +104,7 @@ def _ingest(logs: Path, stages: Stages) -> tuple[list[Transcript], int]:
         else:
             transcripts.append(item)
             stages.advance(1)
-    return transcripts, rejects
+    return transcripts, rejects, run.summary
 
 
 def _grade(transcripts: list[Transcript], stages: Stages) -> tuple[list[ScoredRollout], int]:
@@ -148,8 +149,9 @@ def run_demo(
         n = write_order_logs(logs, cfg.seed, cfg.n_tasks, cfg.rollouts_per_task)
         s.append(f"{n:,} conversations of {AGENT} ({cfg.n_tasks:,} tasks) -> {logs}")
     with clock.stage("ingest", n) as s:
-        transcripts, rejects = _ingest(logs, st)
+        transcripts, rejects, summary = _ingest(logs, st)
         write_models(out / "transcripts.jsonl", transcripts)
+        write_ingest_json(out, [summary])
         s.append(f"{len(transcripts):,} transcripts (PII redacted, task keys), {rejects} rejected")
     with clock.stage("grade", len(transcripts)) as s:
         scored, failed = _grade(transcripts, st)

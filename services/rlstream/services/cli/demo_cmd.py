@@ -25,6 +25,7 @@ from rich.progress import (
 from rlstream.curation import CurateOptions
 from rlstream.grading import SpecResolver
 from rlstream.pipeline.batch import run_batch
+from rlstream.reporting import write_html_report
 from rlstream.sampledata import write_sample_logs
 from rlstream.services.cli.common import console, friendly_errors
 from rlstream.services.cli.ingest_options import build_options
@@ -78,6 +79,7 @@ def _quick(folder: Path, seed: int, scale: int) -> None:
     with ConsoleReport() as report:
         run_batch(batches, specs, folder / "out", CurateOptions(), report)
     console.print(f"done: see {folder}/out/dataset/next_steps.md")
+    console.print(f"report page → {write_html_report(folder / 'out')}", soft_wrap=True)
 
 
 def _quiet_libraries() -> None:
@@ -112,7 +114,7 @@ def demo(
 ) -> None:
     """Run the whole loop on sample production logs: ingest → grade → curate (held-out split)
     → train the small model with LoRA on CPU → evaluate on held-out prompts → gate → promote
-    → lineage. Writes DIR/out/report.json, report.md and the plots.
+    → lineage. Writes DIR/out/report.json, report.md, the plots and report.html (one page).
 
     --quick runs only the batch pipeline over sample logs in every supported format.
     """
@@ -155,3 +157,5 @@ def demo(
     console.print(f"total {total:.0f} s; report → {result.out_dir}/report.md")
     if result.model_id:
         console.print(f"trace it: rlstream lineage {result.model_id}")
+    page = write_html_report(result.out_dir)
+    console.print(f"the whole story on one page: [bold]{page.resolve()}[/]", soft_wrap=True)

@@ -17,6 +17,7 @@ from rlstream.evaluation import (
 )
 from rlstream.evaluation.episodes import environment_spec
 from rlstream.evaluation.prompts import load_heldout
+from rlstream.reporting import write_html_report
 from rlstream.services.cli.common import EXIT_DATA, EXIT_INSUFFICIENT, console, friendly_errors
 
 EXAMPLES = """
@@ -113,6 +114,7 @@ def eval_command(
     for r in decision.reasons:
         console.print(f"  {r}")
     console.print(f"report → {out}/report.md")
+    console.print(f"report page → {write_html_report(out)}", soft_wrap=True)
     if decision.decision == "reject":
         raise typer.Exit(EXIT_DATA)
     if decision.decision == "insufficient":

@@ -12,9 +12,10 @@ import typer
 from rlstream.curation import CurateOptions
 from rlstream.grading import SpecResolver
 from rlstream.pipeline.batch import run_batch
+from rlstream.reporting import write_html_report
 from rlstream.rewards.registry import available_rewards
 from rlstream.services.cli import ingest_options as flags
-from rlstream.services.cli.common import expand_inputs, friendly_errors
+from rlstream.services.cli.common import console, expand_inputs, friendly_errors
 from rlstream.services.cli.curate_options import (
     GranularityOpt,
     HeldoutShareOpt,
@@ -37,7 +38,7 @@ rlstream improve run --input agent_logs.jsonl --reward outcome --granularity tur
 
 rlstream improve run --input runs.jsonl --messages-field traj --task-key-field task_id --label-field answer --reward gsm8k --output out/
 
-OUTPUT gets transcripts.jsonl (+ rejects), scored.jsonl (+ failures), profile.json and profile.svg (histogram + pass@k curves), dataset/ (manifest.json, grpo.jsonl, dpo.jsonl, sft.jsonl, next_steps.md).
+OUTPUT gets transcripts.jsonl (+ rejects), scored.jsonl (+ failures), profile.json and profile.svg (histogram + pass@k curves), dataset/ (manifest.json, grpo.jsonl, dpo.jsonl, sft.jsonl, next_steps.md), ingest.json and report.html (the whole run on one page; rlstream report OUTPUT writes it again).
 """
 
 
@@ -91,6 +92,7 @@ def improve_run(
             granularity=granularity_of(granularity),
         )
         run_batch([(files, options)], specs, output, curate_options, report)
+    console.print(f"report page → {write_html_report(output)}", soft_wrap=True)
 
 
 improve_run.__doc__ = (improve_run.__doc__ or "") + EXAMPLES

@@ -32,6 +32,7 @@ from rlstream.services.cli.ingest_cmd import ingest
 from rlstream.services.cli.profile_cmd import profile
 from rlstream.services.cli.registry_cmd import lineage, promote
 from rlstream.services.cli.replay_cmd import replay
+from rlstream.services.cli.report_cmd import report
 from rlstream.services.cli.sample_cmd import sample
 from rlstream.services.cli.train_cmd import train
 
@@ -88,6 +89,7 @@ app.command("train")(train)
 app.command("eval")(eval_command)
 app.command("promote")(promote)
 app.command("lineage")(lineage)
+app.command("report")(report)
 app.command("erase")(erase)
 app.command("chat")(chat)
 app.add_typer(db.app, name="db")

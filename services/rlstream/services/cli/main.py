@@ -29,6 +29,7 @@ from rlstream.services.cli.eval_cmd import eval_command
 from rlstream.services.cli.grade_cmd import grade
 from rlstream.services.cli.improve_cmd import improve_app
 from rlstream.services.cli.ingest_cmd import ingest
+from rlstream.services.cli.mcp_cmd import mcp
 from rlstream.services.cli.profile_cmd import profile
 from rlstream.services.cli.registry_cmd import lineage, promote
 from rlstream.services.cli.replay_cmd import replay
@@ -92,6 +93,7 @@ app.command("lineage")(lineage)
 app.command("report")(report)
 app.command("erase")(erase)
 app.command("chat")(chat)
+app.command("mcp")(mcp)
 app.add_typer(db.app, name="db")
 app.add_typer(dlq_cmd.app, name="dlq")
 app.command("replay")(replay)

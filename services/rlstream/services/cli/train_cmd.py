@@ -228,23 +228,6 @@ async def _submit(
 ) -> tuple[Any, Any]:
     """The coordinator on the system of record (RLSTREAM_POSTGRES_DSN, else embedded): the
     run row and its budget are written before the Job is created."""
-    from rlstream.launch import LaunchCoordinator, load_launcher
-    from rlstream.storage import Store, upgrade
-    from rlstream.storage.embedded import resolve_dsn
-    from rlstream.training import run_id_for
+    from rlstream.launch.submit import submit_with_store
 
-    async def no_events(_: Any) -> None:  # the trainer and the watcher publish states
-        return None
-
-    dsn = resolve_dsn(settings)
-    await upgrade(dsn)
-    store = await Store.connect(dsn, max_size=2)
-    coordinator = LaunchCoordinator(
-        load_launcher("kubernetes", settings), store, no_events, settings
-    )
-    try:
-        res = await coordinator.submit(request, config, backend=backend, base_model=model)
-        return res, await store.get_run(run_id_for(request.sha256))
-    finally:
-        await coordinator.close()
-        await store.close()
+    return await submit_with_store(settings, request, config, backend, model)

@@ -127,7 +127,7 @@ def make_run_folder(root: Path, decision: str = "promote") -> Path:
         "run_id": "run-1", "status": "succeeded", "reason": None, "method": "sft",
         "backend": {"name": "builtin", "version": "1"}, "steps": 10, "metrics": {"final_loss": 0.25},
     }))  # fmt: skip
-    gate = GateDecision(decision=decision, reasons=(REASON, "no guard regressed"))  # type: ignore[arg-type]
+    gate = GateDecision(decision=decision, reasons=(REASON, "no guard regressed"))
     write_report(_report(), gate, out, model_id="model-abc")
     (out / "lineage.json").write_bytes(orjson.dumps(_lineage(manifest.dataset_id)))
     return out

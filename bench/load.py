@@ -233,8 +233,8 @@ def main() -> None:
     ap.add_argument(
         "--compare-tracing",
         action="store_true",
-        help="run with tracing off, then on (OTLP/HTTP to a receiver in this process, every "
-        "span kept); print the ratio of the services' CPU per conversation",
+        help="run with tracing off, then on (OTLP/HTTP to a receiver in this process; every "
+        "span kept, then 10%% of traces sampled); print the services' CPU per conversation",
     )
     a = ap.parse_args()
     if a.compare_tracing:
@@ -267,18 +267,25 @@ def compare_tracing(a: argparse.Namespace) -> None:
     servers, srv, rundir = start_servers(("kafka", "postgres", "redis"))
     try:
         off = measure(a, srv, rundir / "stack-off", "plaintext", tag="tracing=off")
-        with OtlpReceiver() as rx:
-            env = {"RLSTREAM_TRACING": "otlp", "RLSTREAM_OTLP_ENDPOINT": rx.endpoint}
-            on = measure(a, srv, rundir / "stack-on", "plaintext", env, tag="tracing=otlp")
-            spans = len(rx.wait_for(lambda s: False, timeout=3))
+        runs: dict[str, tuple[dict, int]] = {}
+        sampled = {
+            "OTEL_TRACES_SAMPLER": "parentbased_traceidratio",
+            "OTEL_TRACES_SAMPLER_ARG": "0.1",
+        }
+        for mode, extra in (("otlp", {}), ("otlp-10%", sampled)):
+            with OtlpReceiver() as rx:
+                env = {"RLSTREAM_TRACING": "otlp", "RLSTREAM_OTLP_ENDPOINT": rx.endpoint, **extra}
+                res = measure(a, srv, rundir / f"stack-{mode}", "plaintext", env, f"tracing={mode}")
+                runs[mode] = (res, len(rx.wait_for(lambda s: False, timeout=3)))
     finally:
         servers.stop_all()
-    print(
-        f"load: tracing on/off service_cpu={on['cpu_us'] / off['cpu_us']:.2f}x "
-        f"({on['cpu_us']:.0f}us vs {off['cpu_us']:.0f}us per conversation) "
-        f"throughput={on['throughput'] / off['throughput']:.2f}x "
-        f"p50={on['p50_ms']:.0f}ms vs {off['p50_ms']:.0f}ms spans_received={spans}"
-    )
+    for mode, (on, spans) in runs.items():
+        print(
+            f"load: tracing {mode}/off service_cpu={on['cpu_us'] / off['cpu_us']:.2f}x "
+            f"({on['cpu_us']:.0f}us vs {off['cpu_us']:.0f}us per conversation) "
+            f"throughput={on['throughput'] / off['throughput']:.2f}x "
+            f"p50={on['p50_ms']:.0f}ms vs {off['p50_ms']:.0f}ms spans_received={spans}"
+        )
 
 
 if __name__ == "__main__":

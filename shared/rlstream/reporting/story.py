@@ -150,12 +150,12 @@ def _ingest_table(s: RunStory) -> Table | None:
     for i, b in enumerate(s.ingest):
         name = f"batch {i + 1}: " if len(s.ingest) > 1 else ""
         formats = ", ".join(f"{k} {v:,}" for k, v in sorted(b.by_format.items())) or "-"
-        rejects = ", ".join(f"{k} {v:,}" for k, v in sorted(b.rejects_by_code.items())) or "-"
+        rejects = ", ".join(f"{k} {v:,}" for k, v in sorted(b.rejects_by_code.items()))
         pii = ", ".join(f"{k} {v:,}" for k, v in sorted(b.pii_found.items())) or "-"
         rows += [
             (f"{name}records read", f"{b.read:,} from {b.files} file(s)"),
             (f"{name}transcripts", f"{b.ok:,}"),
-            (f"{name}rejected", f"{b.rejected:,} ({rejects})"),
+            (f"{name}rejected", f"{b.rejected:,}" + (f" ({rejects})" if rejects else "")),
             (f"{name}duplicate ids dropped", f"{b.duplicates:,}"),
             (f"{name}formats", formats),
             (f"{name}PII redacted", pii),
@@ -225,6 +225,10 @@ def _curation_tables(m: Manifest | None) -> list[Table]:
     ]
 
 
+#: run.json facts the training table already has a row for
+_SHOWN = frozenset({"steps", "method", "backend", "run_id", "status"})
+
+
 def _training_table(s: RunStory) -> Table | None:
     if s.run is None and not s.train_metrics:
         return None
@@ -243,7 +247,7 @@ def _training_table(s: RunStory) -> Table | None:
         ("steps", str(run.get("steps", m.get("steps", "-")))),
     ]
     rows += [(k, _f(v) if isinstance(v, float | int) and not isinstance(v, bool) else str(v))
-             for k, v in sorted(m.items()) if isinstance(v, float | int | str) and k != "steps"]  # fmt: skip
+             for k, v in sorted(m.items()) if isinstance(v, float | int | str) and k not in _SHOWN]  # fmt: skip
     return Table("How training went", ("", ""), tuple(rows))
 
 

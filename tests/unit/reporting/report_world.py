@@ -39,7 +39,7 @@ def _sample(passed: bool, score: float) -> Sample:
     )
 
 
-def _report(n: int = 40) -> EvaluationReport:
+def evaluation_report(n: int = 40) -> EvaluationReport:
     prompts = tuple(
         PromptResult(
             task_key=f"task-{i}" if i else f"task-{HOSTILE}",
@@ -128,6 +128,6 @@ def make_run_folder(root: Path, decision: str = "promote") -> Path:
         "backend": {"name": "builtin", "version": "1"}, "steps": 10, "metrics": {"final_loss": 0.25},
     }))  # fmt: skip
     gate = GateDecision(decision=decision, reasons=(REASON, "no guard regressed"))
-    write_report(_report(), gate, out, model_id="model-abc")
+    write_report(evaluation_report(), gate, out, model_id="model-abc")
     (out / "lineage.json").write_bytes(orjson.dumps(_lineage(manifest.dataset_id)))
     return out

@@ -105,52 +105,54 @@ async def _cancel_training(loop: Loop, workspace: Path) -> float:
 async def test_the_whole_loop_through_mcp(base_model: Path, tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     write_order_logs(workspace / "orders.jsonl", seed=7, n_tasks=40, rollouts=3)
-    async with stdio_client(_server(workspace)) as (read, write):
-        async with ClientSession(read, write) as session:
-            await session.initialize()
-            tools = (await session.list_tools()).tools
-            loop = Loop(session, {t.name: t.outputSchema for t in tools})
+    async with (
+        stdio_client(_server(workspace)) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        tools = (await session.list_tools()).tools
+        loop = Loop(session, {t.name: t.outputSchema for t in tools})
 
-            got = await loop.call("ingest", inputs=["orders.jsonl"], out="t.jsonl")
-            assert got["ok"] == 120
-            got = await loop.call("grade", input="t.jsonl", out="g.jsonl", reward=REWARD)
-            assert got["counts"]["graded"] == 120
-            prof = await loop.call("profile", input="g.jsonl")
-            assert prof["verdict"] and prof["pass_at_1"] is not None
-            assert set(prof) >= {"gradient_support", "pass_at_k", "headroom", "verdict"}
-            cur = await loop.call("curate", input="g.jsonl", out="ds", heldout_share=0.2)
-            assert cur["heldout"] == "ds/heldout.jsonl" and cur["files"]["sft.jsonl"] > 0
-            cost = await loop.call("estimate_cost", dataset="ds", method="sft", max_steps=2)
-            assert cost["gpu_hours"] > 0 and isinstance(cost["budget_ok"], bool)
+        got = await loop.call("ingest", inputs=["orders.jsonl"], out="t.jsonl")
+        assert got["ok"] == 120
+        got = await loop.call("grade", input="t.jsonl", out="g.jsonl", reward=REWARD)
+        assert got["counts"]["graded"] == 120
+        prof = await loop.call("profile", input="g.jsonl")
+        assert prof["verdict"] and prof["pass_at_1"] is not None
+        assert set(prof) >= {"gradient_support", "pass_at_k", "headroom", "verdict"}
+        cur = await loop.call("curate", input="g.jsonl", out="ds", heldout_share=0.2)
+        assert cur["heldout"] == "ds/heldout.jsonl" and cur["files"]["sft.jsonl"] > 0
+        cost = await loop.call("estimate_cost", dataset="ds", method="sft", max_steps=2)
+        assert cost["gpu_hours"] > 0 and isinstance(cost["budget_ok"], bool)
 
-            run = await loop.call(
-                "train", dataset="ds", method="sft", max_steps=2, batch_size=2, max_length=160,
-                model=None,
-            )  # fmt: skip
-            assert run["status"] == "succeeded" and run["steps"] == 2, run
-            assert (workspace / run["adapter_dir"] / "adapter_config.json").is_file()
-            steps = [m for _, _, m in loop.progress["train"] if m and "training step" in m]
-            assert steps and steps[-1].startswith("training step 2/2")
+        run = await loop.call(
+            "train", dataset="ds", method="sft", max_steps=2, batch_size=2, max_length=160,
+            model=None,
+        )  # fmt: skip
+        assert run["status"] == "succeeded" and run["steps"] == 2, run
+        assert (workspace / run["adapter_dir"] / "adapter_config.json").is_file()
+        steps = [m for _, _, m in loop.progress["train"] if m and "training step" in m]
+        assert steps and steps[-1].startswith("training step 2/2")
 
-            ev = await loop.call(
-                "evaluate", heldout=cur["heldout"], candidate_adapter=run["adapter_dir"],
-                reward=REWARD, greedy=True, k=1, max_prompts=3, max_new_tokens=24,
-                training_dataset="ds", out="eval",
-            )  # fmt: skip
-            assert ev["decision"] == "insufficient" and ev["prompts"] == 3  # 3 < min_prompts
-            assert (workspace / "eval" / "report.md").is_file()
-            assert loop.progress["evaluate"], "no progress notification from evaluate"
-            report = await session.read_resource("rlstream://evaluation/latest/report")
-            assert "insufficient" in report.contents[0].text  # type: ignore[union-attr]
+        ev = await loop.call(
+            "evaluate", heldout=cur["heldout"], candidate_adapter=run["adapter_dir"],
+            reward=REWARD, greedy=True, k=1, max_prompts=3, max_new_tokens=24,
+            training_dataset="ds", out="eval",
+        )  # fmt: skip
+        assert ev["decision"] == "insufficient" and ev["prompts"] == 3  # 3 < min_prompts
+        assert (workspace / "eval" / "report.md").is_file()
+        assert loop.progress["evaluate"], "no progress notification from evaluate"
+        report = await session.read_resource("rlstream://evaluation/latest/report")
+        assert "insufficient" in report.contents[0].text  # type: ignore[union-attr]
 
-            waited = await _cancel_training(loop, workspace)
-            assert waited < 60
-            # the server is still serving after the cancel
-            assert (await loop.call("profile", input="g.jsonl"))["rollouts"] == 120
+        waited = await _cancel_training(loop, workspace)
+        assert waited < 60
+        # the server is still serving after the cancel
+        assert (await loop.call("profile", input="g.jsonl"))["rollouts"] == 120
 
-            text = await loop.refused("profile", input=str(tmp_path / "elsewhere.jsonl"))
-            assert text.startswith("error: input ") and "outside the workspace" in text
-            text = await loop.refused("train", dataset="../ds")
-            assert "'..' is not allowed" in text
-            text = await loop.refused("promote", model="0123456789ab", agent="orders-bot")
-            assert text.endswith("nothing changed: call again with confirm: true")
+        text = await loop.refused("profile", input=str(tmp_path / "elsewhere.jsonl"))
+        assert text.startswith("error: input ") and "outside the workspace" in text
+        text = await loop.refused("train", dataset="../ds")
+        assert "'..' is not allowed" in text
+        text = await loop.refused("promote", model="0123456789ab", agent="orders-bot")
+        assert text.endswith("nothing changed: call again with confirm: true")

@@ -17,7 +17,7 @@ import contextlib
 import logging
 import secrets
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -115,13 +115,24 @@ class Eraser:
         self.topics = topics
         self.rollback = rollback
         self.previous_of = previous_of
+        self._steps: dict[str, float] = {}
 
     def _policy(self) -> dict[str, Any]:
         s = self.settings
         return {"datasets": s.erasure_datasets, "champion": s.erasure_champion}
 
+    @contextlib.contextmanager
+    def _step(self, name: str) -> Iterator[None]:
+        """Time one step (the report's ``steps``: where the seconds went)."""
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self._steps[name] = self._steps.get(name, 0.0) + time.perf_counter() - t0
+
     async def run(self, selector: Selector, *, dry_run: bool = False) -> ErasureReport:
         t0 = time.perf_counter()
+        self._steps = {}
         q = _query(selector, self.settings.subject_fields)
         counts: dict[str, int] = {}
         pending: list[dict[str, str]] = []
@@ -129,17 +140,20 @@ class Eraser:
         rollouts: list[ErasedRollout] = []
         cids: list[str] = []
         if dry_run:
-            t = await self.ops.match_erasure(**q)
-            cids = list(t.conversation_ids)
-            rollouts = await self.ops.erasure_rollouts(cids)
+            with self._step("postgres"):
+                t = await self.ops.match_erasure(**q)
+                cids = list(t.conversation_ids)
+                rollouts = await self.ops.erasure_rollouts(cids)
+                buffers = set(t.buffer_ids) | await self.ops.buffers_among(cids)
             counts = {
                 "transcripts": len(cids),
                 "rollouts": len(rollouts),
                 "released_rollouts": sum(1 for r in rollouts if r.released_in),
-                "turn_buffers": len(set(t.buffer_ids) | await self.ops.buffers_among(cids)),
+                "turn_buffers": len(buffers),
             }
             if self.redis is not None:
-                rc = await erase_redis(self.redis, cids, rollouts, dry_run=True)
+                with self._step("redis"):
+                    rc = await erase_redis(self.redis, cids, rollouts, dry_run=True)
                 counts["redis_keys"] = rc["idempotency_keys"] + rc["neardup_entries"]
                 counts["redis_uncounted"] = rc["counted_rollouts"]
         else:
@@ -151,19 +165,23 @@ class Eraser:
                 )
             )  # fmt: skip
             await self._erase_batches(eid, q, counts, rollouts, cids, pending)
-        plan = await self._plan(rollouts)
+        with self._step("lineage"):
+            plan = await self._plan(rollouts)
         digests = {erased_digest("rollout", r.rollout_id) for r in rollouts}
         digests |= {erased_digest("conversation", c) for c in cids}
-        plan = await self.apply_files(plan, eid or "dry-run", digests, counts, pending, dry_run)
-        plan = await self._champions(plan, eid or "dry-run", dry_run)
-        topics = await self._topics(cids, rollouts, selector, pending, dry_run)
+        with self._step("files"):
+            plan = await self.apply_files(plan, eid or "dry-run", digests, counts, pending, dry_run)
+        with self._step("champions"):
+            plan = await self._champions(plan, eid or "dry-run", dry_run)
+        with self._step("topics"):
+            topics = await self._topics(cids, rollouts, selector, pending, dry_run)
         if topics is not None:
             counts["tombstones"] = sum(topics.tombstoned.values())
         status = "partial" if pending else "done"
         report = ErasureReport(
             erasure_id=eid, dry_run=dry_run, selector=selector.describe(), status=status,
             counts=counts, plan=plan, topics=topics, pending=tuple(pending),
-            seconds=time.perf_counter() - t0,
+            seconds=time.perf_counter() - t0, steps=dict(self._steps),
         )  # fmt: skip
         if eid is not None:
             await self._finish(eid, selector, report)
@@ -179,12 +197,18 @@ class Eraser:
         pending: list[dict[str, str]],
     ) -> None:
         while True:
-            t = await self.ops.match_erasure(**q, limit=self.settings.erasure_batch)
-            if not t.conversation_ids and not t.buffer_ids:
-                return
-            before = await self.ops.erasure_rollouts(t.conversation_ids)
+            with self._step("postgres"):
+                t = await self.ops.match_erasure(**q, limit=self.settings.erasure_batch)
+                if not t.conversation_ids and not t.buffer_ids:
+                    return
+                before = await self.ops.erasure_rollouts(t.conversation_ids)
+            waited = time.perf_counter()
             async with _release_locks(self.redis, before):
-                rows = await self.ops.erase_rows(eid, t.conversation_ids, t.buffer_ids)
+                self._steps["release locks"] = (
+                    self._steps.get("release locks", 0.0) + time.perf_counter() - waited
+                )
+                with self._step("postgres"):
+                    rows = await self.ops.erase_rows(eid, t.conversation_ids, t.buffer_ids)
             for k in ("transcripts", "rollouts", "released_rollouts", "turn_buffers",
                       "lineage_edges", "heldout_keys_removed"):  # fmt: skip
                 counts[k] = counts.get(k, 0) + int(getattr(rows, k))
@@ -193,9 +217,10 @@ class Eraser:
             cids += rows.conversation_ids
             if self.redis is not None:
                 try:
-                    rc = await erase_redis(
-                        self.redis, rows.conversation_ids, rows.erased, rows.groups_removed
-                    )
+                    with self._step("redis"):
+                        rc = await erase_redis(
+                            self.redis, rows.conversation_ids, rows.erased, rows.groups_removed
+                        )
                 except Exception as exc:  # Redis down: its keys expire; a rebuild fixes counts
                     pending.append({"kind": "redis", "why": f"{type(exc).__name__}: {exc}"[:300]})
                 else:

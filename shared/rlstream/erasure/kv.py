@@ -78,12 +78,21 @@ async def erase_redis(
     return out
 
 
-async def _signature_keys(state: RedisState) -> list[str]:
-    """The signature hash of every near-duplicate scope (a handful: one per agent)."""
-    found = []
-    async for key in state.redis.scan_iter(match=f"{state.namespace}:nd:*:sig", count=1000):
-        found.append(key.decode() if isinstance(key, bytes) else key)
-    return sorted(found)
+async def _scopes(state: RedisState) -> list[str]:
+    """Every near-duplicate scope (a handful: one per agent), from the index's scope set;
+    an index older than that set is found once by a scan, which fills it."""
+    nd = state.neardup
+    found = {_text(m) for m in await state.redis.smembers(nd.scopes_key)}  # type: ignore[misc]
+    if not found:  # "" marks the set as complete, so the scan runs once per namespace
+        prefix = f"{state.namespace}:nd:"
+        async for key in state.redis.scan_iter(match=f"{prefix}*:sig", count=1000):
+            found.add(_text(key)[len(prefix) : -len(":sig")])
+        await state.redis.sadd(nd.scopes_key, "", *found)  # type: ignore[misc]
+    return sorted(found - {""})
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
 
 
 async def _neardup(state: RedisState, conversation_ids: Sequence[str], *, dry_run: bool) -> int:
@@ -92,18 +101,16 @@ async def _neardup(state: RedisState, conversation_ids: Sequence[str], *, dry_ru
         return 0
     removed = 0
     ids = list(conversation_ids)
-    for sig_key in await _signature_keys(state):
-        scope = sig_key[len(f"{state.namespace}:nd:") : -len(":sig")]
+    for scope in await _scopes(state):
+        sig_key = state.neardup.signature_key(scope)
         values = await state.redis.hmget(sig_key, ids)  # type: ignore[misc]
         pipe = state.redis.pipeline(transaction=False)
         for cid, value in zip(ids, values, strict=True):
             if value is None:
                 continue
             removed += 1
-            hi, lo = (
-                int(x) for x in (value.decode() if isinstance(value, bytes) else value).split()
-            )
-            for band in state.neardup._band_keys(scope, hi << 32 | lo):
+            hi, lo = (int(x) for x in _text(value).split())
+            for band in state.neardup.band_keys(scope, hi << 32 | lo):
                 pipe.srem(band, cid)
             pipe.hdel(sig_key, cid)
         if not dry_run:

@@ -105,6 +105,8 @@ class ErasureReport(_Frozen):
     topics: TopicOutcome | None = None
     pending: tuple[dict[str, str], ...] = ()
     seconds: float = 0.0
+    #: seconds per step (postgres, release locks, redis, lineage, files, champions, topics)
+    steps: dict[str, float] = Field(default_factory=dict)
 
     def lines(self) -> list[str]:
         verb = "would erase" if self.dry_run else "erased"
@@ -141,5 +143,8 @@ class ErasureReport(_Frozen):
                 out.append(f"topic {t}: not compacted; its records expire by {until}")
         for p in self.pending:
             out.append(f"pending: {p.get('kind')} {p.get('id', '')}: {p.get('why')}")
-        out.append(f"status {self.status} in {self.seconds:.2f} s")
+        spent = ", ".join(f"{k} {v:.2f}" for k, v in self.steps.items() if v >= 0.005)
+        out.append(
+            f"status {self.status} in {self.seconds:.2f} s" + (f" ({spent})" if spent else "")
+        )
         return out

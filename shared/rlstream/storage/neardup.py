@@ -119,7 +119,19 @@ class NearDupIndex:
         self, scope: str, item_id: str, signature: int, *, max_distance: int | None = None
     ) -> list[tuple[str, int]]:
         """Index the item; return the near duplicates indexed before it (atomically)."""
+        await self._redis.sadd(self.scopes_key, scope)  # type: ignore[misc]
         return await self._run(scope, item_id, signature, max_distance, add=True)
+
+    @property
+    def scopes_key(self) -> str:
+        """The set of every scope an item was added to (erasure visits each)."""
+        return f"{self._prefix}scopes"
+
+    def signature_key(self, scope: str) -> str:
+        return f"{self._prefix}{scope}:sig"
+
+    def band_keys(self, scope: str, signature: int) -> list[str]:
+        return self._band_keys(scope, signature)
 
 
 def _s(value: bytes | str) -> str:

@@ -79,34 +79,15 @@ def _redis(url: str | None, namespace: str, settings: ErasureSettings) -> RedisS
 async def _champion_hooks(stack: AsyncExitStack, store: Store) -> tuple[Any, Any]:
     """(rollback, previous_of) for RLSTREAM_ERASURE_CHAMPION=rollback: the registry's
     rollback with the deploy target and, with Kafka configured, the deployment event."""
-    from rlstream.registry import (
-        DeploySettings,
-        KafkaSink,
-        NoPreviousChampionError,
-        NullSink,
-        Registry,
-        make_target,
-    )
+    from rlstream.erasure.champions import registry_hooks
+    from rlstream.registry import DeploySettings, KafkaSink, NullSink, Registry, make_target
     from rlstream.settings import load_settings
 
     sink: Any = NullSink()
     if os.environ.get("RLSTREAM_KAFKA_BOOTSTRAP"):
         prefix = os.environ.get("RLSTREAM_TOPIC_PREFIX", "")
         sink = await stack.enter_async_context(KafkaSink(load_settings(), topic_prefix=prefix))
-    registry = Registry(store, target=make_target(DeploySettings()), sink=sink)
-
-    async def rollback(agent: str, reason: str) -> str | None:
-        try:
-            return (await registry.rollback(agent, reason=reason)).model_id
-        except NoPreviousChampionError:
-            return None
-
-    async def previous_of(agent: str, model: str) -> str | None:
-        history = [p for p in await store.list_promotions(agent) if p.alias == "champion"]
-        installed = [p for p in history if p.kind == "promote" and p.model_id == model]
-        return installed[-1].previous_model_id if installed else None
-
-    return rollback, previous_of
+    return registry_hooks(Registry(store, target=make_target(DeploySettings()), sink=sink))
 
 
 async def _run(

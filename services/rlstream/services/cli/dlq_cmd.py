@@ -47,13 +47,18 @@ def _chosen(settings: Settings, topic: str, flt: LetterFilter) -> list[Letter]:
 
 def _print_tally(t: Tally) -> None:
     for code, n in t.by_code.most_common():
-        out.print(f"{n:>8,}  {code}")
+        _say(f"{n:>8,}  {code}")
     for why, n in t.skipped.most_common():
-        out.print(f"not replayable {n:,}: {why}")
-    out.print(
+        _say(f"not replayable {n:,}: {why}")
+    _say(
         f"{t.total:,} dead letters, {t.replayable:,} replayable "
         f"({t.redacted:,} redacted: they replay as redacted)"
     )
+
+
+def _say(text: str, markup: bool = True) -> None:
+    """One line as given: not wrapped at the terminal width (topic names are long)."""
+    out.print(text, soft_wrap=True, highlight=False, markup=markup)
 
 
 @app.command("list")
@@ -88,10 +93,10 @@ def list_cmd(
         ]
     )
     if not sources:
-        out.print("no *.dlq topics: nothing was dead-lettered")
+        _say("no *.dlq topics: nothing was dead-lettered")
     for source in sources:
         if not topic:
-            out.print(f"[bold]{source}.dlq[/bold]")
+            _say(f"[bold]{source}.dlq[/bold]")
         _print_tally(tally(_chosen(settings, source, flt)))
 
 
@@ -117,13 +122,13 @@ def show_cmd(
     shown = chosen if limit == 0 else chosen[:limit]
     for where, e in shown:
         if e is None:
-            out.print(f"{where}  not a dead letter (not a DLQRecord)")
+            _say(f"{where}  not a dead letter (not a DLQRecord)")
         elif as_json:
             print(json.dumps({"at": where, **e.model_dump(mode="json")}))
         else:
             _show_one(where, e)
     if not as_json:
-        out.print(f"{len(shown):,} of {len(chosen):,} dead letters shown")
+        _say(f"{len(shown):,} of {len(chosen):,} dead letters shown")
 
 
 def _show_one(where: str, e: DLQRecord) -> None:
@@ -131,22 +136,20 @@ def _show_one(where: str, e: DLQRecord) -> None:
         f for f, on in (("redacted", e.value_redacted), ("truncated", e.value_truncated)) if on
     ]
     why = not_replayable(e)
-    out.print(
+    _say(
         f"[bold]{where}[/bold]  {e.failed_at:%Y-%m-%d %H:%M:%S}Z  {e.service}  "
         f"[red]{e.error_code}[/red]  {' '.join(flags)}",
-        highlight=False,
     )
     key = e.original_key()
-    out.print(
+    _say(
         f"  source {e.topic}/{e.partition}/{e.offset}  key {key!r}  "
         f"{e.value_bytes if e.value_bytes is not None else '?'} bytes  "
         f"{'replayable' if why is None else 'not replayable: ' + why}",
         markup=False,
-        highlight=False,
     )
-    out.print(f"  {e.error_class}: {e.error_message[:300]}", markup=False, highlight=False)
+    _say(f"  {e.error_class}: {e.error_message[:300]}", markup=False)
     preview = e.original_value()[:300].decode("utf-8", "replace")
-    out.print(f"  value: {preview}", markup=False, highlight=False)
+    _say(f"  value: {preview}", markup=False)
 
 
 @app.command("replay")
@@ -181,17 +184,17 @@ def replay_cmd(
     ]
     t = tally(chosen)
     for why, n in t.skipped.most_common():
-        out.print(f"skipped {n:,}: {why}")
+        _say(f"skipped {n:,}: {why}")
     rid = replay_id or new_replay_id()
     todo = [replay_message(e, w, rid) for w, e in chosen if not_replayable(e) is None]
     redacted = f"{t.redacted:,} redacted, replayed as redacted"
     if dry_run:
-        out.print(
+        _say(
             f"would replay {len(todo):,} of {len(chosen):,} dead letters onto {topic} ({redacted})"
         )
         return
     asyncio.run(replay_io.publish(settings, todo))
-    out.print(
+    _say(
         f"replayed {len(todo):,} of {len(chosen):,} dead letters onto {topic} "
         f"(replay id {rid}; {redacted})"
     )

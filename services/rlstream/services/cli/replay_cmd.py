@@ -14,6 +14,11 @@ from rlstream.services.cli.common import friendly_errors, out, progress
 from rlstream.settings import load_settings
 
 
+def _say(text: str, markup: bool = True) -> None:
+    """One line as given: not wrapped at the terminal width (topic names are long)."""
+    out.print(text, soft_wrap=True, highlight=False, markup=markup)
+
+
 @friendly_errors
 def replay(
     topic: str = typer.Option(..., "--topic", help="the topic to re-read (full name)"),
@@ -55,12 +60,12 @@ def replay(
     plan = asyncio.run(replay_io.plan_range(settings, rng))
     total = sum(end - start for start, end in plan.values())
     for p, (start, end) in sorted(plan.items()):
-        out.print(f"partition {p}: offsets {start:,} to {end:,} ({end - start:,} records)")
+        _say(f"partition {p}: offsets {start:,} to {end:,} ({end - start:,} records)")
     dest = to_topic or topic
     if dry_run:
-        out.print(f"would replay {total:,} records of {topic} onto {dest}")
+        _say(f"would replay {total:,} records of {topic} onto {dest}")
         return
     rid = replay_id or new_replay_id()
     with progress(f"replaying {topic}", total) as advance:
         sent = asyncio.run(replay_io.copy_range(settings, topic, plan, rid, to_topic, advance))
-    out.print(f"replayed {sent:,} records of {topic} onto {dest} (replay id {rid})")
+    _say(f"replayed {sent:,} records of {topic} onto {dest} (replay id {rid})")

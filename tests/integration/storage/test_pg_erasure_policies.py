@@ -116,7 +116,7 @@ def test_the_cli_dry_run_then_erase(
             await state.close()
             await store.close()
 
-    asyncio.run(seed())
+    w = asyncio.run(seed())
     from rlstream.services.cli.main import app
 
     monkeypatch.setenv("RLSTREAM_DATA_DIR", str(tmp_path))
@@ -134,3 +134,8 @@ def test_the_cli_dry_run_then_erase(
     assert "champion of support-bot:" in real.output and "status done" in real.output
     again = CliRunner().invoke(app, args)
     assert "erased a user key: 0 conversation(s)" in again.output
+    tree = CliRunner().invoke(app, ["lineage", str(w["model"]), "--dsn", migrated_dsn])
+    assert tree.exit_code == 0, tree.output
+    text = " ".join(tree.output.split())  # rich wraps at the terminal's width
+    assert "affected by erasure erasure-" in text, text
+    assert "(rewritten, revision 2)" in text and "(champion kept" in text, text

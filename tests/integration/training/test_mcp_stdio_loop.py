@@ -38,10 +38,18 @@ def _server(workspace: Path) -> StdioServerParameters:
 
 
 class Loop:
-    def __init__(self, session: ClientSession, schemas: dict[str, Any]) -> None:
-        self.s = session
-        self.schemas = schemas
+    s: ClientSession
+    schemas: dict[str, Any]
+
+    def __init__(self) -> None:
         self.progress: dict[str, list[tuple[float, float | None, str | None]]] = {}
+        self.logs: list[str] = []
+        self.stopped = anyio.Event()
+
+    async def on_log(self, params: types.LoggingMessageNotificationParams) -> None:
+        self.logs.append(str(params.data))
+        if str(params.data).startswith("cancelled"):
+            self.stopped.set()
 
     async def call(self, name: str, **args: Any) -> Any:
         seen = self.progress.setdefault(name, [])
@@ -62,8 +70,9 @@ class Loop:
         return text
 
 
-async def _cancel_training(loop: Loop, workspace: Path) -> float:
-    """Start a 500-step run, cancel it at its first step; seconds from cancel to the error."""
+async def _cancel_training(loop: Loop, workspace: Path) -> tuple[float, float]:
+    """Start a 500-step run, cancel it at its first step; seconds from the cancel to the
+    error reply and to the worker's stop."""
     stepping = anyio.Event()
     outcome: dict[str, Any] = {}
 
@@ -98,20 +107,26 @@ async def _cancel_training(loop: Loop, workspace: Path) -> float:
         )
     assert "error" in outcome, outcome.get("result")
     assert "cancelled" in str(outcome["error"]).lower()
+    # the worker stopped at its next step: the server says so in a log notification
+    with anyio.fail_after(120):
+        await loop.stopped.wait()
+    stopped_after = time.monotonic() - sent
+    assert loop.logs[-1].startswith("cancelled: stopped at training step"), loop.logs
     assert not (workspace / "runs" / "cancelled" / "run.json").exists()
-    return float(outcome["at"] - sent)
+    return float(outcome["at"] - sent), stopped_after
 
 
 async def test_the_whole_loop_through_mcp(base_model: Path, tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     write_order_logs(workspace / "orders.jsonl", seed=7, n_tasks=40, rollouts=3)
+    loop = Loop()
     async with (
         stdio_client(_server(workspace)) as (read, write),
-        ClientSession(read, write) as session,
+        ClientSession(read, write, logging_callback=loop.on_log) as session,
     ):
         await session.initialize()
-        tools = (await session.list_tools()).tools
-        loop = Loop(session, {t.name: t.outputSchema for t in tools})
+        loop.s = session
+        loop.schemas = {t.name: t.outputSchema for t in (await session.list_tools()).tools}
 
         got = await loop.call("ingest", inputs=["orders.jsonl"], out="t.jsonl")
         assert got["ok"] == 120
@@ -145,8 +160,9 @@ async def test_the_whole_loop_through_mcp(base_model: Path, tmp_path: Path) -> N
         report = await session.read_resource("rlstream://evaluation/latest/report")
         assert "insufficient" in report.contents[0].text  # type: ignore[union-attr]
 
-        waited = await _cancel_training(loop, workspace)
-        assert waited < 60
+        answered, stopped = await _cancel_training(loop, workspace)
+        print(f"cancel: answered in {answered:.2f} s, training stopped after {stopped:.2f} s")
+        assert answered < 30
         # the server is still serving after the cancel
         assert (await loop.call("profile", input="g.jsonl"))["rollouts"] == 120
 

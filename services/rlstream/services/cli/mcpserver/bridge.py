@@ -9,6 +9,7 @@ flag is set and the work stops at its next step with :class:`OperationCancelled`
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -24,6 +25,8 @@ T = TypeVar("T")
 #: at most this many progress notifications per second from one call (a stage advances per
 #: record; a notification per record would flood the client)
 MAX_RATE_HZ = 5.0
+#: how long a cancelled call waits for its worker to reach a progress point and stop
+STOP_WAIT_S = 120.0
 
 
 class OperationCancelled(Exception):
@@ -38,6 +41,8 @@ class Reporter:
         self.cancelled = threading.Event()
         self._last = 0.0
         self.sent = 0
+        #: the last point reached (for the "stopped at" notice after a cancel)
+        self.at: tuple[float, float | None, str] = (0, None, "")
 
     def check(self) -> None:
         if self.cancelled.is_set():
@@ -48,6 +53,7 @@ class Reporter:
     ) -> None:
         """Called from the worker thread; throttled unless ``force``."""
         self.check()
+        self.at = (done, total, message)
         now = time.monotonic()
         if self.ctx is None or (not force and now - self._last < 1.0 / MAX_RATE_HZ):
             return
@@ -58,6 +64,23 @@ class Reporter:
             self.sent += 1
         except Exception:
             pass
+
+    async def notice_stopped(self, stopped: bool) -> None:
+        """A log notification saying where the cancelled work stopped (the request itself
+        was already answered "Request cancelled")."""
+        if self.ctx is None:
+            return
+        done, total, message = self.at
+        where = f"{message} ({done:g}/{total:g})" if total else f"{message} ({done:g})"
+        text = (
+            f"cancelled: stopped at {where}"
+            if stopped
+            else f"cancelled, but still running {STOP_WAIT_S:g} s later at {where}"
+        )
+        with contextlib.suppress(Exception):  # the client may be gone
+            await self.ctx.request_context.session.send_log_message(
+                level="notice" if stopped else "warning", data=text, logger="rlstream"
+            )
 
 
 class StageReporter:
@@ -97,5 +120,6 @@ async def run_blocking(reporter: Reporter, fn: Callable[[], T]) -> T:
     except anyio.get_cancelled_exc_class():
         reporter.cancelled.set()
         with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(lambda: finished.wait(timeout=120.0))
+            stopped = await anyio.to_thread.run_sync(lambda: finished.wait(timeout=STOP_WAIT_S))
+            await reporter.notice_stopped(stopped)
         raise

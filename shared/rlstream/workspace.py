@@ -68,7 +68,8 @@ class Workspace:
             text = str(value)
             if any(ch in text for ch in "*?["):
                 pattern = self.path(text, what=what)  # refuses '..' and absolute outside
-                hits = sorted(pattern.parent.glob(pattern.name))
+                rel = pattern.relative_to(self.root) if pattern != self.root else Path(".")
+                hits = sorted(self.root.glob(str(rel)))
                 if not hits:
                     raise ConfigError(f"no file matches {text}")
                 named = [self.path(h, what=what) for h in hits]

@@ -70,6 +70,14 @@ async def test_batch_half_of_the_loop_with_schemas_and_resources(workspace: Path
         assert cur["heldout"] == "ds/heldout.jsonl" and cur["files"]["grpo.jsonl"] > 0
         cost = await _call(s, schemas, "estimate_cost", dataset="ds", method="sft", max_steps=5)
         assert cost["gpu_hours"] > 0 and cost["budget_ok"] is True and cost["steps"] == 5
+        # a Kubernetes launch without confirm: the plan and what it would change, nothing else
+        plan = await _call(
+            s, schemas, "train", dataset="ds", method="sft", max_steps=5, launcher="kubernetes"
+        )
+        assert plan["applied"] is False and plan["status"] == "planned"
+        assert "creates Kubernetes Job" in plan["will_change"]
+        assert plan["will_change"].endswith("call again with confirm: true")
+        assert not (workspace / "runs").exists()
         # resources: the latest profile and manifest, as the tools returned them
         text = (await s.read_resource("rlstream://profile/latest")).contents[0]
         assert json.loads(text.text)["verdict"] == "trains"  # type: ignore[union-attr]

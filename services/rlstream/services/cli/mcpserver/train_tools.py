@@ -204,7 +204,7 @@ async def _kubernetes(
     meta = job.get("metadata", {})
     where = f"Job {meta.get('name')} in namespace {meta.get('namespace')}"
     plan = (
-        f"records run {spec.run_id} with a {d.estimate.gpu_hours:.3f} GPU-hour budget and "
+        f"records run {spec.run_id} with a {d.estimate.gpu_hours:.3g} GPU-hour budget and "
         f"creates Kubernetes {where} ({cfg.method}, {cfg.max_steps} steps)"
     )
     if not d.ok:

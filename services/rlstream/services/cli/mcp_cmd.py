@@ -31,8 +31,7 @@ def mcp(
     host: Annotated[str, typer.Option(help="http: address to listen on")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="http: port")] = 8000,
 ) -> None:
-    """Run an MCP server whose tools drive ingest -> grade -> profile -> curate -> train ->
-    evaluate -> promote, confined to a workspace folder."""
+    """Serve the improve loop (ingest to promote) as MCP tools, confined to a workspace."""
     if transport not in ("stdio", "http"):
         raise ConfigError(f"--transport must be stdio or http, not {transport!r}")
     try:

@@ -35,6 +35,7 @@ from rlstream.services.cli.registry_cmd import lineage, promote
 from rlstream.services.cli.replay_cmd import replay
 from rlstream.services.cli.report_cmd import report
 from rlstream.services.cli.sample_cmd import sample
+from rlstream.services.cli.serve_cmd import serve
 from rlstream.services.cli.train_cmd import train
 
 app = typer.Typer(
@@ -94,6 +95,7 @@ app.command("report")(report)
 app.command("erase")(erase)
 app.command("chat")(chat)
 app.command("mcp")(mcp)
+app.command("serve")(serve)
 app.add_typer(db.app, name="db")
 app.add_typer(dlq_cmd.app, name="dlq")
 app.command("replay")(replay)

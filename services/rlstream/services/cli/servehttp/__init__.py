@@ -1,0 +1,1 @@
+"""``rlstream serve``: an OpenAI-compatible chat-completions server (docs/serve.md)."""

@@ -1,0 +1,257 @@
+"""The HTTP app: ``/v1/chat/completions`` (streaming and not), ``/v1/models``, health.
+
+The model loads on a thread after the server starts, so ``/healthz`` answers at once and
+``/readyz`` turns ready when the model is loaded (a pod is not sent traffic before). Each
+completed exchange is logged to the sink as a canonical record tagged with the model id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from pydantic import ValidationError
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from rlstream.services.cli.servehttp import metrics as m
+from rlstream.services.cli.servehttp.engine import Engine, Output
+from rlstream.services.cli.servehttp.sinks import Sink
+from rlstream.serving.api import (
+    SSE_DONE,
+    ChatChunk,
+    ChatRequest,
+    ChatResponse,
+    Choice,
+    ChunkChoice,
+    Delta,
+    FinishReason,
+    ReplyMessage,
+    ToolCallDelta,
+    Usage,
+    error_body,
+    sse,
+)
+from rlstream.serving.record import exchange_record
+from rlstream.serving.toolparse import fence_start, split_reply
+
+log = logging.getLogger("rlstream.serve")
+
+
+@dataclass
+class State:
+    model_id: str
+    load: Callable[[], Engine]
+    sink: Sink | None
+    agent: str | None = None
+    default_max_tokens: int = 128
+    max_tokens_ceiling: int = 1024
+    engine: Engine | None = None
+    error: str | None = None
+    started: float = field(default_factory=time.time)
+
+
+def _json(status: int, body: dict[str, Any]) -> Response:
+    return Response(orjson.dumps(body), status_code=status, media_type="application/json")
+
+
+async def _log(st: State, req: ChatRequest, reply: ReplyMessage, cid: str, t0: datetime) -> None:
+    if st.sink is None:
+        return
+    rec = exchange_record(
+        conversation_id=cid,
+        messages=req.messages,
+        reply=reply,
+        model_id=st.model_id,
+        tools=req.tools,
+        started_at=t0,
+        ended_at=datetime.now(UTC),
+        agent=st.agent,
+        metadata={k: v for k, v in (req.metadata or {}).items() if k != "conversation_id"},
+    )
+    try:
+        await st.sink.write(rec)
+        m.LOGGED.labels(st.sink.name, "ok").inc()
+    except Exception:
+        m.LOGGED.labels(st.sink.name, "failed").inc()
+        log.warning("could not log conversation %s", cid, exc_info=True)
+
+
+def _reply(out: Output) -> tuple[ReplyMessage, FinishReason]:
+    content, calls = split_reply(out.text)
+    finish: FinishReason = "tool_calls" if calls else ("stop" if out.finished else "length")
+    return ReplyMessage(content=content, tool_calls=calls or None), finish
+
+
+def _conversation_id(request: Request, req: ChatRequest) -> str:
+    given = request.headers.get("x-conversation-id") or (req.metadata or {}).get("conversation_id")
+    return str(given) if given else "serve-" + uuid.uuid4().hex
+
+
+async def completions(request: Request) -> Response:
+    st: State = request.app.state.rl
+    try:
+        req = ChatRequest.model_validate(orjson.loads(await request.body()))
+    except (orjson.JSONDecodeError, ValidationError) as exc:
+        m.REQUESTS.labels("400", "unknown").inc()
+        return _json(400, error_body(f"bad request: {str(exc).splitlines()[0]}"))
+    engine = st.engine
+    stream = "true" if req.stream else "false"
+    if engine is None:
+        m.REQUESTS.labels("503", stream).inc()
+        return _json(503, error_body(st.error or "model is loading", "unavailable"))
+    max_new = req.token_limit(st.default_max_tokens, st.max_tokens_ceiling)
+    cid, t0, clock = _conversation_id(request, req), datetime.now(UTC), time.perf_counter()
+    rid, created = "chatcmpl-" + uuid.uuid4().hex, int(time.time())
+    if req.stream:
+        return StreamingResponse(
+            _stream(st, engine, req, max_new, (rid, created, cid, t0, clock)),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Conversation-Id": cid},
+        )
+    out = await asyncio.to_thread(engine.complete, req, max_new)
+    reply, finish = _reply(out)
+    usage = Usage(
+        prompt_tokens=out.prompt_tokens,
+        completion_tokens=out.completion_tokens,
+        total_tokens=out.prompt_tokens + out.completion_tokens,
+    )
+    body = ChatResponse(
+        id=rid,
+        created=created,
+        model=st.model_id,
+        choices=[Choice(message=reply, finish_reason=finish)],
+        usage=usage,
+    )
+    _count(out, "false", clock)
+    await _log(st, req, reply, cid, t0)
+    return Response(
+        orjson.dumps(body.model_dump(mode="json")),
+        media_type="application/json",
+        headers={"X-Conversation-Id": cid},
+    )
+
+
+def _count(out: Output, stream: str, clock: float) -> None:
+    m.REQUESTS.labels("200", stream).inc()
+    m.SECONDS.labels(stream).observe(time.perf_counter() - clock)
+    m.TOKENS.labels("prompt").inc(out.prompt_tokens)
+    m.TOKENS.labels("completion").inc(out.completion_tokens)
+
+
+async def _stream(
+    st: State, engine: Engine, req: ChatRequest, max_new: int, ctx: tuple[Any, ...]
+) -> AsyncIterator[bytes]:
+    """Text deltas as they come; text from a fence on is held back until the end, then sent
+    as ``tool_calls`` when it parses as calls, else as text."""
+    rid, created, cid, t0, clock = ctx
+
+    def chunk(delta: Delta, finish: Any = None, usage: Usage | None = None) -> bytes:
+        choice = ChunkChoice(delta=delta, finish_reason=finish)
+        return sse(
+            ChatChunk(id=rid, created=created, model=st.model_id, choices=[choice], usage=usage)
+        )
+
+    yield chunk(Delta(role="assistant", content=""))
+    pieces, done = await asyncio.to_thread(engine.stream, req, max_new)
+    text, sent = "", 0
+    while (piece := await asyncio.to_thread(next, pieces, None)) is not None:
+        text += piece
+        held = fence_start(text[sent:])
+        upto = len(text) if held < 0 else sent + held
+        if upto > sent:
+            yield chunk(Delta(content=text[sent:upto]))
+            sent = upto
+    out = done[0]
+    reply, finish = _reply(out)
+    if reply.tool_calls:
+        calls = [
+            ToolCallDelta(index=i, id=c.id, function=c.function)
+            for i, c in enumerate(reply.tool_calls)
+        ]
+        yield chunk(Delta(tool_calls=calls))
+    elif len(text) > sent:
+        yield chunk(Delta(content=text[sent:]))
+    yield chunk(Delta(), finish)
+    if req.include_usage():
+        usage = Usage(
+            prompt_tokens=out.prompt_tokens,
+            completion_tokens=out.completion_tokens,
+            total_tokens=out.prompt_tokens + out.completion_tokens,
+        )
+        yield sse(ChatChunk(id=rid, created=created, model=st.model_id, choices=[], usage=usage))
+    yield SSE_DONE
+    _count(out, "true", clock)
+    await _log(st, req, reply, cid, t0)
+
+
+async def models(request: Request) -> Response:
+    st: State = request.app.state.rl
+    item = {
+        "id": st.model_id,
+        "object": "model",
+        "created": int(st.started),
+        "owned_by": "rlstream",
+    }
+    return JSONResponse({"object": "list", "data": [item]})
+
+
+async def healthz(request: Request) -> Response:
+    return PlainTextResponse("ok\n")
+
+
+async def readyz(request: Request) -> Response:
+    st: State = request.app.state.rl
+    if st.engine is None:
+        return PlainTextResponse(f"{st.error or 'model loading'}\n", status_code=503)
+    return PlainTextResponse("ready\n")
+
+
+async def metrics(request: Request) -> Response:
+    return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+
+
+def build_app(st: State) -> Starlette:
+    async def load() -> None:
+        try:
+            st.engine = await asyncio.to_thread(st.load)
+            log.info("model %s ready", st.model_id)
+        except Exception as exc:  # readiness says why; the process stays up to say it
+            st.error = f"model failed to load: {exc}"
+            log.error(st.error)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if st.sink is not None:
+            await st.sink.start()
+        task = asyncio.create_task(load())
+        try:
+            yield
+        finally:
+            task.cancel()
+            if st.sink is not None:
+                await st.sink.stop()
+
+    app = Starlette(
+        routes=[
+            Route("/v1/chat/completions", completions, methods=["POST"]),
+            Route("/v1/models", models, methods=["GET"]),
+            Route("/healthz", healthz, methods=["GET"]),
+            Route("/readyz", readyz, methods=["GET"]),
+            Route("/metrics", metrics, methods=["GET"]),
+        ],
+        lifespan=lifespan,
+    )
+    app.state.rl = st
+    return app

@@ -121,3 +121,14 @@ def test_not_ready_until_loaded_and_conversation_id_header(tmp_path: Path) -> No
     assert r.headers["x-conversation-id"] == "c-9"
     (rec,) = map(orjson.loads, (tmp_path / "log.jsonl").read_bytes().splitlines())
     assert rec["conversation_id"] == "c-9"
+
+
+def test_serve_cli_refuses_without_a_log_choice_or_a_model_folder(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from rlstream.services.cli.main import app
+
+    res = CliRunner().invoke(app, ["serve"])
+    assert res.exit_code == 2 and "--log-jsonl FILE, --log-kafka or --no-log" in res.output
+    res = CliRunner().invoke(app, ["serve", str(tmp_path), "--no-log"])
+    assert res.exit_code == 2 and "holds no adapter" in " ".join(res.output.split())

@@ -132,3 +132,19 @@ def test_serve_cli_refuses_without_a_log_choice_or_a_model_folder(tmp_path: Path
     assert res.exit_code == 2 and "--log-jsonl FILE, --log-kafka or --no-log" in res.output
     res = CliRunner().invoke(app, ["serve", str(tmp_path), "--no-log"])
     assert res.exit_code == 2 and "holds no adapter" in " ".join(res.output.split())
+
+
+class Broken(Scripted):
+    def complete(self, req: ChatRequest, max_new: int) -> Output:
+        raise ValueError("template failed")
+
+
+def test_a_generation_failure_is_a_500_in_the_openai_envelope(tmp_path: Path) -> None:
+    with _client(tmp_path, Broken()) as c:
+        _ready(c)
+        r = c.post("/v1/chat/completions", json=BODY)
+        assert r.status_code == 500 and r.json()["error"]["type"] == "server_error"
+        assert (
+            'rlstream_serve_requests_total{status="500",stream="false"}' in c.get("/metrics").text
+        )
+    assert not (tmp_path / "log.jsonl").exists()

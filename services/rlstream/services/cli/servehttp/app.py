@@ -120,7 +120,12 @@ async def completions(request: Request) -> Response:
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Conversation-Id": cid},
         )
-    out = await asyncio.to_thread(engine.complete, req, max_new)
+    try:
+        out = await asyncio.to_thread(engine.complete, req, max_new)
+    except Exception as exc:  # a template or generate failure: the OpenAI envelope, counted
+        log.warning("generation failed", exc_info=True)
+        m.REQUESTS.labels("500", stream).inc()
+        return _json(500, error_body(f"generation failed: {exc}", "server_error"))
     reply, finish = _reply(out)
     usage = Usage(
         prompt_tokens=out.prompt_tokens,
@@ -173,6 +178,10 @@ async def _stream(
         if upto > sent:
             yield chunk(Delta(content=text[sent:upto]))
             sent = upto
+    if not done:  # generate raised on its thread: end the stream without a finish chunk
+        m.REQUESTS.labels("500", "true").inc()
+        log.warning("generation failed mid-stream (conversation %s)", cid)
+        return
     out = done[0]
     reply, finish = _reply(out)
     if reply.tool_calls:

@@ -160,3 +160,32 @@ def test_rlstream_ingest_accepts_the_log_keeping_the_model_and_redacting_pii(
     assert all(r["model"] == MODEL_ID for r in rows.values())
     pii = rows["c-pii"]
     assert pii["redacted"] and "bob@example.com" not in orjson.dumps(pii).decode()
+
+
+def test_tools_and_earlier_tool_calls_render_with_the_real_template(
+    server: tuple[str, Path],
+) -> None:
+    url, log = server
+    tools = [{"type": "function", "function": {"name": "lookup_order", "parameters": {}}}]
+    call = {
+        "id": "c1",
+        "type": "function",
+        "function": {"name": "lookup_order", "arguments": '{"id": "A-1"}'},
+    }
+    messages = [
+        {"role": "user", "content": "Where is A-1?"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "shipped"},
+    ]
+    res = httpx.post(
+        url + "/v1/chat/completions",
+        json={"messages": messages, "tools": tools, "max_tokens": 4},
+        headers={"X-Conversation-Id": "c-tools"},
+        timeout=120,
+    )
+    assert res.status_code == 200, res.text
+    assert res.json()["choices"][0]["finish_reason"] in ("stop", "length", "tool_calls")
+    rec = next(orjson.loads(x) for x in log.read_bytes().splitlines() if b'"c-tools"' in x)
+    assert rec["tools"] == tools and rec["messages"][1]["tool_calls"][0]["arguments"] == {
+        "id": "A-1"
+    }

@@ -112,3 +112,39 @@ async def test_promote_rollback_lineage_through_mcp(
         assert kinds[:4] == ["model", "evaluation", "run", "dataset"] and tree["truncated"]
         text = await _refused(s, "lineage", model="deadbeefdeadbeef")
         assert text.startswith("error (unknown_model): unknown model 'deadbeefdeadbeef'")
+
+
+async def test_estimate_cost_counts_the_days_spend_from_the_system_of_record(
+    postgres_dsn_factory: Callable[[], str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a DSN, the budget check adds the GPU-hours of the runs launched today (as the
+    launcher does), so a run the launcher would refuse is refused here first."""
+    dsn = postgres_dsn_factory()
+    demo = tmp_path / "demo"
+    batch_demo(demo)
+    await upgrade(dsn)
+    store = await Store.connect(dsn, max_size=1)
+    try:
+        await store.pool.execute(
+            "INSERT INTO runs (run_id, agent, backend, method, status, spec, created_at) VALUES"
+            " ('spent-today', 'a', 'builtin', 'sft', 'succeeded',"
+            " '{\"budget\": {\"gpu_hours\": 7.5}}', now() - interval '2 hours'),"
+            " ('spent-yesterday', 'a', 'builtin', 'sft', 'succeeded',"
+            " '{\"budget\": {\"gpu_hours\": 100}}', now() - interval '2 days')"
+        )
+    finally:
+        await store.close()
+    monkeypatch.setenv("RLSTREAM_POSTGRES_DSN", dsn)
+    monkeypatch.setenv("RLSTREAM_BUDGET_GPU_HOURS_PER_DAY", "8")
+    monkeypatch.delenv("RLSTREAM_KAFKA_BOOTSTRAP", raising=False)
+    server, _ = build_server(tmp_path)
+    async with create_connected_server_and_client_session(server) as s:
+        schemas = {t.name: t.outputSchema for t in (await s.list_tools()).tools}
+        cost = await _ok(s, schemas, "estimate_cost", dataset="demo/out/dataset", method="sft")
+    assert cost["spent_today_gpu_hours"] == pytest.approx(7.5)
+    assert cost["budget_ok"] is (cost["gpu_hours"] + 7.5 <= 8)
+    monkeypatch.setenv("RLSTREAM_BUDGET_GPU_HOURS_PER_DAY", "7.5")
+    async with create_connected_server_and_client_session(server) as s:
+        schemas = {t.name: t.outputSchema for t in (await s.list_tools()).tools}
+        cost = await _ok(s, schemas, "estimate_cost", dataset="demo/out/dataset", method="sft")
+    assert cost["budget_ok"] is False and "7.50" in cost["budget_reason"]

@@ -187,7 +187,10 @@ def register(server: FastMCP[Any], state: State) -> None:
         manifest, cfg = resolve_config(folder, config)
         settings = LaunchSettings()
         rows = method_rows(manifest, cfg)
-        d = budget_for_run(cfg, rows=rows, backend=backend, model=None, settings=settings)
+        spent = await _spent_today(settings)
+        d = budget_for_run(
+            cfg, rows=rows, backend=backend, model=None, settings=settings, spent_today=spent
+        )
         e = d.estimate
         return CostResult(
             method=e.method, backend=backend, rows=rows, steps=e.steps, tokens=e.tokens,
@@ -197,3 +200,24 @@ def register(server: FastMCP[Any], state: State) -> None:
             budget_gpu_hours_per_day=settings.budget_gpu_hours_per_day,
             spent_today_gpu_hours=d.spent_today,
         )  # fmt: skip
+
+
+async def _spent_today(settings: Any) -> float:
+    """The day's GPU-hours from the runs table when a system of record is configured
+    (``RLSTREAM_POSTGRES_DSN``), as the launcher counts them; 0 without one (the CLI's
+    embedded store holds only local runs, which spend no budget)."""
+    if settings.postgres_dsn is None:
+        return 0.0
+    from rlstream.launch.runs import RunTracker
+    from rlstream.storage import Store
+    from rlstream.storage.embedded import resolve_dsn
+
+    store = await Store.connect(resolve_dsn(settings), max_size=1)
+    try:
+        return await RunTracker(store, publish=_no_publish, launcher="kubernetes").spent_today()
+    finally:
+        await store.close()
+
+
+async def _no_publish(event: Any) -> None:
+    """Reading the spend publishes nothing."""

@@ -148,3 +148,20 @@ async def test_estimate_cost_counts_the_days_spend_from_the_system_of_record(
         schemas = {t.name: t.outputSchema for t in (await s.list_tools()).tools}
         cost = await _ok(s, schemas, "estimate_cost", dataset="demo/out/dataset", method="sft")
     assert cost["budget_ok"] is False and "7.50" in cost["budget_reason"]
+
+
+async def test_estimate_cost_fails_closed_when_the_spend_cannot_be_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A system of record that does not answer: the estimate still comes back, the budget
+    check does not pass, and the reason says why."""
+    demo = tmp_path / "demo"
+    batch_demo(demo)
+    monkeypatch.setenv("RLSTREAM_POSTGRES_DSN", "postgresql://nobody@127.0.0.1:1/none")
+    monkeypatch.delenv("RLSTREAM_KAFKA_BOOTSTRAP", raising=False)
+    server, _ = build_server(tmp_path)
+    async with create_connected_server_and_client_session(server) as s:
+        schemas = {t.name: t.outputSchema for t in (await s.list_tools()).tools}
+        cost = await _ok(s, schemas, "estimate_cost", dataset="demo/out/dataset", method="sft")
+    assert cost["gpu_hours"] > 0 and cost["budget_ok"] is False
+    assert cost["budget_reason"].startswith("today's spend is unknown (cannot connect to postgres")

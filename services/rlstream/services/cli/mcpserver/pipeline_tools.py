@@ -187,10 +187,12 @@ def register(server: FastMCP[Any], state: State) -> None:
         manifest, cfg = resolve_config(folder, config)
         settings = LaunchSettings()
         rows = method_rows(manifest, cfg)
-        spent = await _spent_today(settings)
+        spent, unread = await _spent_today(settings)
         d = budget_for_run(
             cfg, rows=rows, backend=backend, model=None, settings=settings, spent_today=spent
         )
+        if unread is not None:  # fail closed: the launcher could not check it either
+            d = d.model_copy(update={"ok": False, "reason": unread})
         e = d.estimate
         return CostResult(
             method=e.method, backend=backend, rows=rows, steps=e.steps, tokens=e.tokens,
@@ -202,19 +204,25 @@ def register(server: FastMCP[Any], state: State) -> None:
         )  # fmt: skip
 
 
-async def _spent_today(settings: Any) -> float:
+async def _spent_today(settings: Any) -> tuple[float, str | None]:
     """The day's GPU-hours from the runs table when a system of record is configured
     (``RLSTREAM_POSTGRES_DSN``), as the launcher counts them; 0 without one (the CLI's
-    embedded store holds only local runs, which spend no budget)."""
+    embedded store holds only local runs, which spend no budget). An unreachable store
+    gives 0 and the reason, which fails the budget check closed."""
     if settings.postgres_dsn is None:
-        return 0.0
+        return 0.0, None
+    from rlstream.errors import TransientError
     from rlstream.launch.runs import RunTracker
     from rlstream.storage import Store
     from rlstream.storage.embedded import resolve_dsn
 
-    store = await Store.connect(resolve_dsn(settings), max_size=1)
     try:
-        return await RunTracker(store, publish=_no_publish, launcher="kubernetes").spent_today()
+        store = await Store.connect(resolve_dsn(settings), max_size=1)
+    except TransientError as exc:
+        return 0.0, f"today's spend is unknown ({exc}); the launcher would refuse too"
+    try:
+        spent = await RunTracker(store, publish=_no_publish, launcher="kubernetes").spent_today()
+        return spent, None
     finally:
         await store.close()
 

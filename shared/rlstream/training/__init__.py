@@ -13,6 +13,7 @@ from rlstream.training.basemodel import (
     load_causal_lm,
 )
 from rlstream.training.config import (
+    RL_METHODS,
     MethodChoice,
     Progress,
     RunResult,
@@ -29,6 +30,7 @@ __all__ = [
     "BACKENDS",
     "BASE_MODEL_ID",
     "METRICS_FILE",
+    "RL_METHODS",
     "RUN_FILE",
     "Backend",
     "BaseModelError",

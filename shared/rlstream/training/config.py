@@ -11,8 +11,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rlstream.errors import RlstreamError
 
-MethodChoice = Literal["auto", "sft", "dpo", "grpo"]
-TrainMethod = Literal["sft", "dpo", "grpo"]
+MethodChoice = Literal["auto", "sft", "dpo", "grpo", "gspo", "ppo"]
+#: gspo = GRPO with sequence-level importance ratios (GSPO); ppo = PPO with a learned critic
+#: (GAE advantages). Both train on the GRPO rows (prompts + a reward that grades samples).
+TrainMethod = Literal["sft", "dpo", "grpo", "gspo", "ppo"]
+#: the methods that sample and grade fresh completions (they read ``grpo.jsonl``)
+RL_METHODS: tuple[TrainMethod, ...] = ("grpo", "gspo", "ppo")
 RunStatus = Literal["succeeded", "failed"]
 #: what a backend reports as it goes: (step, total steps, latest logged metrics)
 Progress = Callable[[int, int, Mapping[str, float]], None]
@@ -74,6 +78,10 @@ METHOD_DEFAULTS: dict[str, dict[str, float]] = {
     "sft": {"learning_rate": 5e-4, "beta": 0.0},
     "dpo": {"learning_rate": 5e-5, "beta": 0.1},
     "grpo": {"learning_rate": 5e-5, "beta": 0.0},
+    # GSPO (Zheng et al. 2025) trains without a KL term, as GRPO does here
+    "gspo": {"learning_rate": 5e-5, "beta": 0.0},
+    # PPO: OpenRLHF's default KL coefficient (--algo.kl.init_coef 0.01)
+    "ppo": {"learning_rate": 5e-5, "beta": 0.01},
 }
 
 

@@ -15,6 +15,9 @@ METHOD_FILES: dict[TrainMethod, str] = {
     "sft": "sft.jsonl",
     "dpo": "dpo.jsonl",
     "grpo": "grpo.jsonl",
+    # GSPO and PPO sample prompts and grade the samples, as GRPO does: the same rows
+    "gspo": "grpo.jsonl",
+    "ppo": "grpo.jsonl",
 }
 
 
@@ -31,7 +34,7 @@ def resolve_method(manifest: Manifest, requested: MethodChoice) -> TrainMethod:
         if manifest.method == "none":
             raise ConfigError(
                 f"the dataset recommends no training method ({manifest.method_reason}); "
-                "pass --method sft|dpo|grpo to train anyway"
+                "pass --method sft|dpo|grpo|gspo|ppo to train anyway"
             )
         method: TrainMethod = manifest.method
     else:

@@ -32,6 +32,7 @@ DIRECT_ENV: Mapping[str, str] = {
     "RLSTREAM_SERVICE": "set by the chart on each service's pod",
     "RLSTREAM_GIT_SHA": "the build's git commit, a label of rlstream_build_info",
     "RLSTREAM_DEBUG": "the CLI's --debug (tracebacks)",
+    "RLSTREAM_UP_DIR": "rlstream up: the local stack's data folder (default .rlstream/up)",
     "RLSTREAM_REQUIRE_ALL_TIERS": "test harness: a missing tier fails instead of skipping",
     "RLSTREAM_LATE_BUILDS": "test harness: slow builds finish while other tiers test",
     "RLSTREAM_HARNESS_DIR": "test harness: where the ensure-*.sh scripts are",

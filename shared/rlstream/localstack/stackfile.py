@@ -47,7 +47,7 @@ class StackFile(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    schema_version: Literal[1] = SCHEMA_VERSION
+    schema_version: Literal[1] = 1
     pid: int = Field(description="the supervisor's process id")
     started_at: datetime
     data_dir: str

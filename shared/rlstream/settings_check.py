@@ -81,7 +81,7 @@ SUBCLASS_FIELDS: frozenset[str] = frozenset(
         "topics_overrides_file",
         "topics_replication_factor", "trainer_kafka_timeout_s",
         "trainer_publish", "train_backend", "train_base_model", "train_config",
-        "train_max_steps", "unhealthy_after_s",
+        "train_max_steps", "train_on_policy", "unhealthy_after_s",
     }
 )  # fmt: skip
 

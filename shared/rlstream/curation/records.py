@@ -2,7 +2,10 @@
 
 Messages use the OpenAI chat shape (``tool_calls`` with JSON-string arguments,
 ``tool_call_id`` on tool results) because that is what HF chat templates, TRL and OpenRLHF
-read. Every row carries ``task_key`` and ``policy_version``.
+read. Every row carries ``task_key``, ``policy_version`` and ``policy``: the model id that
+produced the row's assistant turns (the transcripts' ``model``, which ``rlstream serve``
+sets to the serving model's id; null when the logs did not say). On-policy training
+selects rows on it (``TrainConfig.on_policy``).
 """
 
 from __future__ import annotations
@@ -84,6 +87,16 @@ def policy_version(rollouts: Sequence[ScoredRollout]) -> str | None:
     return _mode([r.transcript.policy_version for r in rollouts])
 
 
+def policy_of(rollouts: Sequence[ScoredRollout]) -> str | None:
+    """The group's producing model: the most common ``ScoredRollout.policy``."""
+    return _mode([r.policy for r in rollouts])
+
+
+def pair_policy(chosen: ScoredRollout, rejected: ScoredRollout) -> str | None:
+    """Both sides' model when they agree; a pair of two models is on-policy for neither."""
+    return chosen.policy if chosen.policy == rejected.policy else None
+
+
 def verifier_label(group: KeptGroup) -> dict[str, Any]:
     """Grader context for re-grading fresh GRPO samples: gold label, expected tool calls."""
     passing = [r for r in group.rollouts if r.passed]
@@ -123,6 +136,7 @@ def grpo_row(group: KeptGroup) -> Row:
         "label": orjson.dumps(label, option=orjson.OPT_SORT_KEYS).decode(),
         "task_key": group.task_key,
         "policy_version": label["policy_version"],
+        "policy": policy_of(group.rollouts),
     }
     if first.transcript.tools:
         row["tools"] = list(first.transcript.tools)
@@ -170,6 +184,7 @@ def dpo_row(task_key: str, chosen: ScoredRollout, rejected: ScoredRollout, ratio
         "rejected": rejected_msgs,
         "task_key": task_key,
         "policy_version": policy_version([chosen, rejected]),
+        "policy": pair_policy(chosen, rejected),
         "chosen_rollout_id": chosen.rollout_id,
         "rejected_rollout_id": rejected.rollout_id,
         "chosen_score": chosen.score,
@@ -188,6 +203,7 @@ def sft_row(r: ScoredRollout) -> Row:
         "loss_mask": [1 if m["role"] == "assistant" else 0 for m in msgs],
         "task_key": r.task_key,
         "policy_version": r.transcript.policy_version,
+        "policy": r.policy,
         "rollout_id": r.rollout_id,
         "score": r.score,
     }
@@ -231,6 +247,7 @@ def heldout_row(task_key: str, rollouts: Sequence[ScoredRollout]) -> dict[str, A
         "agent": first.transcript.agent or "",
         "reward_spec": first.reward_spec,
         "policy_version": label["policy_version"],
+        "policy": policy_of(rollouts),
         "rollout_ids": sorted(r.rollout_id for r in rollouts),
     }
     if first.transcript.tools:

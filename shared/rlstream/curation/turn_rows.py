@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from rlstream.curation.records import Row, message_json
+from rlstream.curation.records import Row, message_json, pair_policy
 from rlstream.curation.turn_refs import (
     REPLY,
     Action,
@@ -62,6 +62,7 @@ def sft_turn_rows(group: Sequence[ScoredRollout]) -> list[Row]:
                     "turn": t.ordinal,
                     "state_calls": len(t.state),
                     "policy_version": r.transcript.policy_version,
+                    "policy": r.policy,
                 }
             )
     return rows
@@ -96,6 +97,7 @@ def dpo_turn_rows(group: Sequence[ScoredRollout], refs: References) -> list[Row]
                 "chosen_rollout_id": chosen.rollout_id,
                 "rejected_rollout_id": r.rollout_id,
                 "policy_version": r.transcript.policy_version,
+                "policy": pair_policy(chosen, r),
             }
         )
     return rows

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from rlstream.curation.curate import Conflict, CurationResult, DatasetRejectedError
 from rlstream.curation.method import fit_method
@@ -26,6 +26,8 @@ from rlstream.errors import RlstreamError
 from rlstream.metrics import Method, Profile
 from rlstream.rollout import ScoredRollout
 
+#: the ``policy_rows`` key of rows whose producing model the logs did not name
+UNKNOWN_POLICY = "(none)"
 DATA_FILES = ("grpo.jsonl", "dpo.jsonl", "sft.jsonl", "heldout.jsonl", "next_steps.md")
 MANIFEST = "manifest.json"
 
@@ -87,6 +89,9 @@ class Manifest(_Frozen):
     revised_by: tuple[str, ...] = ()
     #: the erasure that revoked the release: its rows are gone and nothing may train on it
     revoked_by: str | None = None
+    #: rows per file per producing model (the rows' ``policy``; ``(none)``: not logged), so
+    #: on-policy training (``TrainConfig.on_policy``) can be checked without reading rows
+    policy_rows: dict[str, dict[str, int]] = Field(default_factory=dict)
 
 
 #: written only once an erasure set them, so a release's bytes do not change otherwise
@@ -112,6 +117,15 @@ def _lineage(
     )
 
 
+def count_policies(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """Rows per ``policy`` value (``(none)`` for null), sorted by policy."""
+    counts: dict[str, int] = {}
+    for r in rows:
+        key = r.get("policy") or UNKNOWN_POLICY
+        counts[key] = counts.get(key, 0) + 1
+    return dict(sorted(counts.items()))
+
+
 def _write(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_bytes(data)
@@ -135,6 +149,7 @@ def _build(
     list[LineageEntry],
     Granularity,
     dict[str, float | int] | None,
+    dict[str, dict[str, int]],
 ]:
     grpo: list[dict[str, Any]] = []
     dpo: list[dict[str, Any]] = []
@@ -177,7 +192,12 @@ def _build(
         result = result.model_copy(update={"method": method, "method_reason": reason})
     files["next_steps.md"] = render_next_steps(result, rows, granularity).encode()
     rows["next_steps.md"] = 0
-    return result, files, rows, lineage, granularity, turns.profile if turns else None
+    policies = {
+        name: count_policies(data)
+        for name, data in (("grpo.jsonl", grpo), ("dpo.jsonl", dpo), ("sft.jsonl", sft))
+    }
+    profile = turns.profile if turns else None
+    return result, files, rows, lineage, granularity, profile, policies
 
 
 def write_dataset(result: CurationResult, out_dir: Path) -> Manifest:
@@ -186,7 +206,7 @@ def write_dataset(result: CurationResult, out_dir: Path) -> Manifest:
     The manifest's ``method`` can differ from ``result.method``: read the manifest's."""
     if result.rejected:
         raise DatasetRejectedError(result.rejection_reason or "curation rejected the dataset")
-    result, files, rows, lineage, granularity, turn_profile = _build(result)
+    result, files, rows, lineage, granularity, turn_profile, policies = _build(result)
     entries = {
         name: FileEntry(sha256=hashlib.sha256(data).hexdigest(), bytes=len(data), rows=rows[name])
         for name, data in files.items()
@@ -229,6 +249,7 @@ def write_dataset(result: CurationResult, out_dir: Path) -> Manifest:
         heldout_task_keys=tuple(g.task_key for g in result.heldout),
         granularity=granularity,
         turn_profile=turn_profile,
+        policy_rows=policies,
     )
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, data in files.items():

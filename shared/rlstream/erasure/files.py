@@ -23,7 +23,14 @@ from typing import Any, Literal
 
 import orjson
 
-from rlstream.curation.writer import MANIFEST, FileEntry, LineageEntry, Manifest, manifest_bytes
+from rlstream.curation.writer import (
+    MANIFEST,
+    FileEntry,
+    LineageEntry,
+    Manifest,
+    count_policies,
+    manifest_bytes,
+)
 from rlstream.retention.files import inside
 from rlstream.storage import erased_digest
 
@@ -141,10 +148,15 @@ def _revised(
     conflicts = tuple(
         c for c in manifest.conflicting_rewards if not any(is_erased(r) for r in c.rollout_ids)
     )
+    policies = dict(manifest.policy_rows)
+    for name, data in new.items():
+        if name in policies:
+            policies[name] = count_policies([orjson.loads(line) for line in _lines(data)])
     return manifest.model_copy(
         update={
             "files": entries,
             "counts": counts,
+            "policy_rows": policies,
             "conflicting_rewards": conflicts,
             "lineage": tuple(lineage),
             "heldout_task_keys": heldout,
@@ -159,6 +171,7 @@ def _revoked(manifest: Manifest, erasure_id: str) -> Manifest:
     return manifest.model_copy(
         update={
             "files": {},
+            "policy_rows": {},
             "lineage": (),
             "heldout_task_keys": (),
             "conflicting_rewards": (),

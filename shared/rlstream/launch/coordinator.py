@@ -88,6 +88,14 @@ class LaunchCoordinator:
         spec = plan_run(
             request, runs_dir=s.runs_path(), config=config, backend=backend, base_model=model
         )
+        if s.train_on_policy and spec.config.on_policy is None:
+            champion = await t.store.get_alias(request.agent, "champion")
+            if champion is None:
+                why = f"on-policy training: agent {request.agent!r} has no champion to train from"
+                await t.refuse(spec, "failed", why, {})
+                return None
+            on = spec.config.model_copy(update={"on_policy": champion})
+            spec = spec.model_copy(update={"config": on})
         try:
             manifest, cfg = await asyncio.to_thread(resolve_config, Path(request.path), spec.config)
         except (RlstreamError, OSError, ValueError) as e:

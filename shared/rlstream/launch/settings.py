@@ -36,6 +36,12 @@ class LaunchSettings(Settings):
         description='TrainConfig fields as JSON, e.g. {"learning_rate": 1e-4, "batch_size": 4};'
         " checked against TrainConfig at startup",
     )
+    train_on_policy: bool = Field(
+        default=False,
+        description="train on-policy: the methods of TrainConfig.on_policy_methods (the RL ones by "
+        "default) use only the rows the agent's champion produced (served and logged with its "
+        "model id); a release with none, or an agent with no champion, is not launched",
+    )
     runs_dir: Path | None = Field(default=None, description="run outputs; default <data_dir>/runs")
 
     # ---- Kubernetes Job (the `kubernetes` launcher) -------------------------------------

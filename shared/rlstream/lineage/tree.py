@@ -1,6 +1,12 @@
 """Lineage as a tree: model -> evaluation -> training run -> dataset (sha256) -> groups ->
 rollouts -> conversations with their source (file:line or topic/partition/offset).
 
+A conversation a registered model served (its transcript's ``model`` is that model's id,
+as ``rlstream serve`` logs it) is derived from that model (migration 0007), so the walk
+from a model trained on served conversations continues to the model that served them; a
+model's own served conversations are listed in ``served`` (what it produced, not what it
+learnt from).
+
 Built from one recursive walk (``Store.lineage_of``) plus one query per kind for the
 details a reader needs at each level. Each node appears once, under its most specific
 parent (edges run from general to specific kinds, so the result is a tree).
@@ -39,6 +45,8 @@ class LineageTree(BaseModel):
     root: TreeNode
     counts: dict[str, int]
     conversations: tuple[dict[str, JsonValue], ...]
+    #: a model root: the conversations it served (id and source), oldest id first
+    served: tuple[dict[str, JsonValue], ...] = ()
 
 
 async def build_tree(store: Store, kind: LineageKind, id: str) -> LineageTree:
@@ -76,6 +84,23 @@ async def build_tree(store: Store, kind: LineageKind, id: str) -> LineageTree:
         conversations=tuple(
             c.model_dump(mode="json", exclude_none=True) for c in lineage.conversations
         ),
+        served=await served_by(store, id) if kind == "model" else (),
+    )
+
+
+_SERVED = """
+SELECT conversation_id, source_kind AS kind, source_topic AS topic,
+       source_partition AS partition, source_offset AS offset, source_file AS file,
+       source_line AS line
+FROM transcripts WHERE body->>'model' = $1 ORDER BY conversation_id
+"""
+
+
+async def served_by(store: Store, model_id: str) -> tuple[dict[str, JsonValue], ...]:
+    """The stored conversations ``model_id`` produced (their transcript's ``model``)."""
+    rows = await store.pool.fetch(_SERVED, model_id)
+    return tuple(
+        {"conversation_id": r["conversation_id"], "source": source_label(dict(r))} for r in rows
     )
 
 

@@ -63,3 +63,10 @@ class ScoredRollout(BaseModel):
         """The one definition of a rollout id (stored ids depend on these exact bytes)."""
         digest = hashlib.sha256(f"{conversation_id}\x00{reward_spec}".encode()).hexdigest()
         return digest[:32]
+
+    @property
+    def policy(self) -> str | None:
+        """The model id that produced the assistant turns: the transcript's ``model``
+        (``rlstream serve`` logs the serving model's id there); None when the log did not
+        say. What on-policy training selects on (``TrainConfig.on_policy``)."""
+        return self.transcript.model

@@ -71,6 +71,11 @@ class TrainConfig(_Frozen):
     #: assistant turns per episode, and the deadline of one environment call (seconds)
     max_turns: int = Field(default=8, ge=1)
     env_timeout_s: float = Field(default=30.0, gt=0)
+    #: on-policy training: the policy (model id) being trained from; the methods in
+    #: ``on_policy_methods`` train only on rows that policy produced (the rows' ``policy``,
+    #: the ``model`` ``rlstream serve`` logs). None = every row
+    on_policy: str | None = Field(default=None, min_length=1)
+    on_policy_methods: tuple[TrainMethod, ...] = RL_METHODS
 
 
 #: per-method defaults for the fields left None (LoRA rates; TRL's KL strengths)
@@ -83,6 +88,11 @@ METHOD_DEFAULTS: dict[str, dict[str, float]] = {
     # PPO: OpenRLHF's default KL coefficient (--algo.kl.init_coef 0.01)
     "ppo": {"learning_rate": 5e-5, "beta": 0.01},
 }
+
+
+def restricts(config: TrainConfig, method: TrainMethod) -> str | None:
+    """The policy whose rows ``method`` is restricted to, or None (every row)."""
+    return config.on_policy if method in config.on_policy_methods else None
 
 
 def method_of(config: TrainConfig) -> TrainMethod:

@@ -8,8 +8,9 @@ from typing import Any
 import orjson
 
 from rlstream.curation import Manifest, verify_dataset
+from rlstream.curation.writer import UNKNOWN_POLICY, count_policies
 from rlstream.errors import ConfigError
-from rlstream.training.config import MethodChoice, TrainConfig, TrainMethod, method_of
+from rlstream.training.config import MethodChoice, TrainConfig, TrainMethod, method_of, restricts
 
 METHOD_FILES: dict[TrainMethod, str] = {
     "sft": "sft.jsonl",
@@ -52,7 +53,38 @@ def resolve_config(dataset_dir: Path, config: TrainConfig) -> tuple[Manifest, Tr
     CLI and the launcher (before it records or launches anything) all call."""
     manifest = load_manifest(dataset_dir)
     method = resolve_method(manifest, config.method)
-    return manifest, config.model_copy(update={"method": method})
+    cfg = config.model_copy(update={"method": method})
+    check_on_policy(dataset_dir, manifest, cfg)
+    return manifest, cfg
+
+
+def _policy_counts(dataset_dir: Path, manifest: Manifest, method: TrainMethod) -> dict[str, int]:
+    """Rows per policy of the method's file: the manifest's, else counted from the rows
+    (datasets curated before the manifest recorded them)."""
+    file = METHOD_FILES[method]
+    if file in manifest.policy_rows:
+        return manifest.policy_rows[file]
+    return count_policies(read_rows(dataset_dir, method))
+
+
+def check_on_policy(dataset_dir: Path, manifest: Manifest, config: TrainConfig) -> int | None:
+    """On-policy rows of the config's method (None: not restricted); zero refuses the run
+    before anything starts, saying which policies the rows came from."""
+    method = method_of(config)
+    policy = restricts(config, method)
+    if policy is None:
+        return None
+    counts = _policy_counts(dataset_dir, manifest, method)
+    n = counts.get(policy, 0)
+    if n == 0:
+        have = ", ".join(f"{k}: {v}" for k, v in counts.items()) or "no rows"
+        raise ConfigError(
+            f"on-policy {method}: none of the {sum(counts.values())} {METHOD_FILES[method]} "
+            f"rows were produced by {policy} (rows per policy: {have}; {UNKNOWN_POLICY} = the "
+            "logs named no model); serve that model and curate its conversations, or drop "
+            "--on-policy"
+        )
+    return n
 
 
 #: tokens per row: conversation rows (short prompts), turn rows (agent prompts: a system
@@ -66,9 +98,24 @@ def default_max_length(dataset_dir: Path) -> int:
 
 
 def method_rows(manifest: Manifest, config: TrainConfig) -> int:
-    """Rows of the file of the config's (resolved) method, from the manifest."""
-    entry = manifest.files.get(METHOD_FILES[method_of(config)])
+    """Rows of the file of the config's (resolved) method, from the manifest; on-policy:
+    the rows of that policy."""
+    method = method_of(config)
+    file = METHOD_FILES[method]
+    policy = restricts(config, method)
+    if policy is not None and file in manifest.policy_rows:
+        return manifest.policy_rows[file].get(policy, 0)
+    entry = manifest.files.get(file)
     return 0 if entry is None else entry.rows
+
+
+def train_rows(dataset_dir: Path, config: TrainConfig) -> list[dict[str, Any]]:
+    """The rows a run of ``config`` (method resolved) trains on: the method's file, only
+    the on-policy rows when ``config.on_policy`` restricts the method."""
+    method = method_of(config)
+    rows = read_rows(dataset_dir, method)
+    policy = restricts(config, method)
+    return rows if policy is None else [r for r in rows if r.get("policy") == policy]
 
 
 def read_rows(dataset_dir: Path, method: TrainMethod) -> list[dict[str, Any]]:

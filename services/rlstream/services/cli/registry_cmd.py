@@ -51,7 +51,7 @@ rlstream promote --rollback --agent support
 --target kubernetes patches RLSTREAM_DEPLOY_DEPLOYMENT (namespace RLSTREAM_DEPLOY_NAMESPACE) with the model id; see docs/registry.md.
 """
 
-LINEAGE_HELP = """Show where a model came from: evaluation -> training run -> dataset (sha256) -> groups -> rollouts -> conversations with their source (file:line or topic/partition/offset).
+LINEAGE_HELP = """Show where a model came from: evaluation -> training run -> dataset (sha256) -> groups -> rollouts -> conversations with their source (file:line or topic/partition/offset), and the conversations the model itself served (rlstream serve logs its id on each; a conversation a registered model served leads on to that model).
 
 [bold]Examples[/]
 
@@ -60,6 +60,8 @@ rlstream lineage 3f2a9c1b7d0e
 rlstream lineage champion --agent support --max-children 3
 
 rlstream lineage 3f2a9c1b7d0e --json | jq '.conversations | length'
+
+rlstream lineage 3f2a9c1b7d0e --json | jq '.served | length'
 """
 
 
@@ -240,6 +242,16 @@ def lineage(
     out.print(view)
     counts = ", ".join(f"{n} {k}s" for k, n in sorted(tree.counts.items()) if k != "model")
     out.print(f"[dim]{counts}[/]")
+    if tree.served:
+        shown = ", ".join(
+            f"{c['conversation_id']} ← {c['source']}" for c in tree.served[:max_children]
+        )
+        more = (
+            f" … {len(tree.served) - max_children} more (--json)"
+            if (len(tree.served) > max_children)
+            else ""
+        )
+        out.print(f"served by this model: {len(tree.served)} conversations: {shown}{more}")
 
 
 lineage.__doc__ = LINEAGE_HELP

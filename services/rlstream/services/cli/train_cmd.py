@@ -55,6 +55,18 @@ def train(
         ),
     ] = None,
     seed: int = 0,
+    on_policy: Annotated[
+        str | None,
+        typer.Option(
+            "--on-policy",
+            help="the model id being trained from (the champion): restrict the methods of "
+            "--on-policy-methods to rows that model produced (the rows' policy, the model id "
+            "rlstream serve logs); refused when it produced none",
+        ),
+    ] = None,
+    on_policy_methods: Annotated[
+        str, typer.Option(help="comma list of methods --on-policy restricts")
+    ] = "grpo,gspo,ppo",
 ) -> None:
     """Train a LoRA adapter on a curated dataset (TRL built-in on CPU/one GPU, or OpenRLHF).
 
@@ -72,6 +84,8 @@ def train(
 
       rlstream train --dataset ds/ --backend-arg=--lr_scheduler_type=cosine
 
+      rlstream train --dataset ds/ --method grpo --on-policy 3f2a9c1b7d0e...
+
       rlstream train --dataset ds/ --launcher kubernetes --dry-run
     """
     from rlstream.training import TrainConfig
@@ -88,6 +102,8 @@ def train(
         seed=seed,
         backend_args=tuple(backend_arg or ()),
         reward_config=str(reward_config) if reward_config else None,
+        on_policy=on_policy,
+        on_policy_methods=tuple(m.strip() for m in on_policy_methods.split(",") if m.strip()),
     )
     if launcher == "kubernetes":
         _kubernetes(dataset, config, backend, model, dry_run)

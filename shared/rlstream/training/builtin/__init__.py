@@ -17,7 +17,7 @@ import orjson
 from rlstream.errors import ConfigError, RlstreamError
 from rlstream.training.builtin.trl_args import TRAINER_CLASSES, as_argv, trl_kwargs
 from rlstream.training.config import Progress, RunResult, TrainConfig, TrainPlan, method_of
-from rlstream.training.data import METHOD_FILES, read_rows
+from rlstream.training.data import METHOD_FILES, train_rows
 
 METRICS_FILE = "metrics.json"
 ADAPTER_DIR = "adapter"
@@ -47,8 +47,7 @@ class BuiltinBackend:
         method = method_of(config)
         device = _device(config.device, probe=False)
         kwargs = _kwargs(config, output_dir, device)
-        with (dataset_dir / METHOD_FILES[method]).open("rb") as fh:
-            rows = len([line for line in fh if line.strip()])
+        rows = len(train_rows(dataset_dir, config))
         return TrainPlan.of(
             self.name,
             method,
@@ -61,6 +60,7 @@ class BuiltinBackend:
                 "device": device,
                 "lora": {"r": config.lora_rank, "alpha": config.lora_alpha},
                 "max_steps": config.max_steps,
+                **({"on_policy": config.on_policy} if config.on_policy else {}),
             },
         )
 
@@ -77,7 +77,7 @@ class BuiltinBackend:
         t0 = time.perf_counter()
         device = _device(config.device, probe=True)
         method = method_of(config)
-        rows = read_rows(dataset_dir, method)
+        rows = train_rows(dataset_dir, config)
         kwargs = _kwargs(config, output_dir, device)
         output_dir.mkdir(parents=True, exist_ok=True)
         adapter = output_dir / ADAPTER_DIR

@@ -77,6 +77,7 @@ SUBCLASS_FIELDS: frozenset[str] = frozenset(
         "release_overrides", "reports_dir", "retention_datasets_keep", "retention_datasets_s",
         "retention_interval_s", "retention_pending_rollouts_s", "retention_run_artifacts_s",
         "retention_turn_buffers_s", "reward_config", "reward_spec", "runs_dir",
+        "serve_admin_token",
         "session_timeout_ms", "stall_after_s", "subject_fields", "topic_prefix",
         "topics_overrides_file",
         "topics_replication_factor", "trainer_kafka_timeout_s",

@@ -11,12 +11,23 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import Field, SecretStr
 
 from rlstream.errors import ConfigError
 from rlstream.services.cli.common import console, friendly_errors
 from rlstream.services.cli.db import DataDirOpt, DsnOpt, _dsn
+from rlstream.settings import Settings
 
-SERVE_HELP = """Serve a model over an OpenAI-compatible API: POST /v1/chat/completions (stream true/false, tool calls), GET /v1/models, /healthz, /readyz, /metrics.
+
+class ServeSettings(Settings):
+    """``rlstream serve``'s own settings (env ``RLSTREAM_SERVE_*``)."""
+
+    serve_admin_token: SecretStr | None = Field(
+        default=None, description="bearer token the hot-swap admin call must carry"
+    )
+
+
+SERVE_HELP = """Serve a model over an OpenAI-compatible API: POST /v1/chat/completions (stream true/false, tool calls), GET /v1/models, /healthz, /readyz, /metrics; POST /v1/rlstream/adapter hot-swaps the served adapter without a restart (the registry's serve deploy target calls it; RLSTREAM_SERVE_ADMIN_TOKEN guards it).
 
 MODEL is an adapter folder, a training run's output folder, a full model folder, or a registry model id / prefix / alias (champion with --agent); without it the default base model is served alone.
 
@@ -88,9 +99,16 @@ def serve(
         sink = JsonlSink(log_jsonl)
     elif log_kafka:
         sink = KafkaSink(settings, topics.CONVERSATIONS_RAW)
+
+    def swap_load(full: Path | None, new_adapter: Path | None) -> Engine:
+        return Engine(full or base, new_adapter, device=device, default_temperature=temperature)
+
+    token = ServeSettings().serve_admin_token
     state = State(
         model_id=mid,
         load=lambda: Engine(base, adapter, device=device, default_temperature=temperature),
+        swap_load=swap_load,
+        admin_token=token.get_secret_value() if token else None,
         sink=sink,
         agent=agent,
         default_max_tokens=max_tokens,

@@ -6,6 +6,8 @@ Deployment and on its pod template (so the pods roll), and env ``RLSTREAM_MODEL_
 ``RLSTREAM_MODEL_PATH`` on one container. The ServiceAccount doing it needs only ``get``
 and ``patch`` on that Deployment by name (charts/rlstream/templates/model-deployer-rbac.yaml).
 The patch is idempotent: re-announcing a promotion writes the same values.
+
+``serve`` and ``vllm`` swap the adapter in a running server instead (registry/hotswap.py).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 
 from rlstream.errors import ConfigError
 from rlstream.registry.errors import DeployError
@@ -25,7 +27,7 @@ ANNOTATION_AGENT = "rlstream.io/agent"
 ENV_MODEL_ID = "RLSTREAM_MODEL_ID"
 ENV_MODEL_PATH = "RLSTREAM_MODEL_PATH"
 
-TargetName = Literal["none", "kubernetes"]
+TargetName = Literal["none", "kubernetes", "serve", "vllm"]
 
 
 class DeploySettings(Settings):
@@ -36,6 +38,21 @@ class DeploySettings(Settings):
     deploy_deployment: str | None = Field(default=None, description="the inference Deployment")
     deploy_container: str | None = Field(default=None, description="default: its first container")
     deploy_kubeconfig: Path | None = Field(default=None, description="default: in-cluster/~/.kube")
+    deploy_serve_url: str | None = Field(
+        default=None, description="target serve: the rlstream serve to hot-swap"
+    )
+    deploy_vllm_url: str | None = Field(
+        default=None, description="target vllm: the vLLM server whose LoRA adapters to swap"
+    )
+    deploy_vllm_api_key: SecretStr | None = Field(
+        default=None, description="target vllm: the server's --api-key, if it has one"
+    )
+    deploy_timeout_s: float = Field(
+        default=300.0, gt=0, description="targets serve/vllm: the wait for one adapter load"
+    )
+    serve_admin_token: SecretStr | None = Field(
+        default=None, description="target serve: rlstream serve's admin token, if it has one"
+    )
 
 
 class DeployTarget(Protocol):
@@ -162,6 +179,8 @@ def make_target(settings: DeploySettings, override: TargetName | None = None) ->
     name = override or settings.deploy_target
     if name == "none":
         return NoneTarget()
+    if name in ("serve", "vllm"):
+        return _hotswap_target(settings, name)
     if not settings.deploy_deployment:
         raise ConfigError(
             "deploy target kubernetes needs RLSTREAM_DEPLOY_DEPLOYMENT (the inference Deployment)"
@@ -171,4 +190,25 @@ def make_target(settings: DeploySettings, override: TargetName | None = None) ->
         namespace=settings.deploy_namespace,
         container=settings.deploy_container,
         kubeconfig=settings.deploy_kubeconfig,
+    )
+
+
+def _hotswap_target(settings: DeploySettings, name: str) -> DeployTarget:
+    from rlstream.registry.hotswap import ServeTarget, VllmTarget
+
+    url = settings.deploy_serve_url if name == "serve" else settings.deploy_vllm_url
+    if not url:
+        raise ConfigError(
+            f"deploy target {name} needs RLSTREAM_DEPLOY_{name.upper()}_URL (the server to swap)"
+        )
+    if name == "serve":
+        token = settings.serve_admin_token
+        return ServeTarget(
+            url,
+            timeout_s=settings.deploy_timeout_s,
+            token=token.get_secret_value() if token else None,
+        )
+    key = settings.deploy_vllm_api_key
+    return VllmTarget(
+        url, timeout_s=settings.deploy_timeout_s, api_key=key.get_secret_value() if key else None
     )

@@ -18,7 +18,7 @@ from rlstream.errors import ConfigError
 from rlstream.services.cli.mcpserver.models import LineageNode, LineageResult, PromotionResult
 from rlstream.services.cli.mcpserver.state import State
 
-Target = Literal["none", "kubernetes"]
+Target = Literal["none", "kubernetes", "serve", "vllm"]
 
 
 class ConfirmRequired(ConfigError):

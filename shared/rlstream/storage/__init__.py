@@ -8,6 +8,7 @@ packaged migrations; ``resolve_dsn`` starts the embedded PostgreSQL when none is
 
 from rlstream.storage._erasure import ErasureOps, erased_digest
 from rlstream.storage._registry import Unchecked
+from rlstream.storage._status import EvaluationSummary, PoolCounts, RunSummary
 from rlstream.storage.embedded import (
     ensure_runtime_dir,
     resolve_dsn,
@@ -70,6 +71,7 @@ __all__ = [
     "ErasureRows",
     "ErasureTargets",
     "EvaluationRecord",
+    "EvaluationSummary",
     "GroupKey",
     "GroupStats",
     "HeldoutReleaseError",
@@ -82,10 +84,12 @@ __all__ = [
     "MigrationError",
     "ModelRecord",
     "NearDupIndex",
+    "PoolCounts",
     "PromotionRecord",
     "RebuildReport",
     "RedisState",
     "RunRecord",
+    "RunSummary",
     "SchemaBehindError",
     "SchemaNewerError",
     "Store",

@@ -38,6 +38,7 @@ from rlstream.storage._rows import (
     transcript_columns,
     unique_by,
 )
+from rlstream.storage._status import StatusOps
 from rlstream.storage._training import TrainingOps
 from rlstream.storage.records import GroupKey, GroupStats
 from rlstream.transcript import Transcript
@@ -54,6 +55,7 @@ class Store(
     BufferOps,
     RetentionOps,
     ErasureOps,
+    StatusOps,
 ):
     """All Postgres reads and writes rlstream makes. Construct with :meth:`connect`."""
 

@@ -36,6 +36,7 @@ from rlstream.services.cli.replay_cmd import replay
 from rlstream.services.cli.report_cmd import report
 from rlstream.services.cli.sample_cmd import sample
 from rlstream.services.cli.serve_cmd import serve
+from rlstream.services.cli.status_cmd import status
 from rlstream.services.cli.train_cmd import train
 from rlstream.services.cli.up_cmd import up
 
@@ -97,6 +98,7 @@ app.command("erase")(erase)
 app.command("chat")(chat)
 app.command("mcp")(mcp)
 app.command("serve")(serve)
+app.command("status")(status)
 app.add_typer(db.app, name="db")
 app.add_typer(dlq_cmd.app, name="dlq")
 app.command("replay")(replay)

@@ -17,6 +17,7 @@ from rlstream.training.config import Progress, RunResult, TrainConfig, TrainPlan
 BACKENDS: dict[str, str] = {
     "builtin": "rlstream.training.builtin:BuiltinBackend",
     "openrlhf": "rlstream.training.openrlhf:OpenRLHFBackend",
+    "verl": "rlstream.training.verl:VerlBackend",
 }
 
 

@@ -3,8 +3,8 @@
 
 OpenRLHF hands the reward function only the templated prompt string, the decoded
 prompt+response and the label (other keys are dropped: training-notes §2), so the label
-carries everything the grader needs: the prompt messages, the declared tools and the
-dataset's own verifier label. The label is a JSON string, as OpenRLHF passes it verbatim.
+carries everything the grader needs (:func:`rlstream.training.sample_label.pack_label`).
+The label is a JSON string, as OpenRLHF passes it verbatim.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 
 from rlstream.errors import InputError
+from rlstream.training.sample_label import pack_label
 
 #: format tag inside every label, checked by the reward runtime
 LABEL_FORMAT = "rlstream.openrlhf.v1"
@@ -31,23 +32,6 @@ class PromptFile:
     sha256: str
 
 
-def _label(row: dict[str, Any], line: int) -> str:
-    raw = row.get("label")
-    try:
-        context = orjson.loads(raw) if isinstance(raw, str) else raw
-    except orjson.JSONDecodeError as exc:
-        raise InputError(f"grpo.jsonl row {line}: label is not JSON ({exc})") from exc
-    if not isinstance(context, dict):
-        raise InputError(f"grpo.jsonl row {line}: label is not a JSON object")
-    label = {
-        "format": LABEL_FORMAT,
-        "messages": row["prompt"],
-        "tools": row.get("tools") or [],
-        "context": context,
-    }
-    return orjson.dumps(label, option=orjson.OPT_SORT_KEYS).decode()
-
-
 def convert_grpo(rows: Sequence[dict[str, Any]]) -> PromptFile:
     """One ``{"prompt": [messages], "label": "<json>"}`` line per GRPO row, in order."""
     out: list[bytes] = []
@@ -55,7 +39,7 @@ def convert_grpo(rows: Sequence[dict[str, Any]]) -> PromptFile:
         prompt = row.get("prompt")
         if not isinstance(prompt, list) or not prompt:
             raise InputError(f"grpo.jsonl row {line}: no prompt messages")
-        record = {"prompt": prompt, "label": _label(row, line)}
+        record = {"prompt": prompt, "label": pack_label(row, line, LABEL_FORMAT)}
         out.append(orjson.dumps(record, option=orjson.OPT_SORT_KEYS) + b"\n")
     data = b"".join(out)
     return PromptFile(data=data, rows=len(out), sha256=hashlib.sha256(data).hexdigest())

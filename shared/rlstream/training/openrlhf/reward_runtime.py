@@ -14,12 +14,11 @@ import re
 from collections.abc import Collection
 from typing import Any
 
-import orjson
-
 from rlstream.errors import InputError
 from rlstream.grading import RewardSpec, SpecResolver, grade_one
 from rlstream.rewards.base import RewardContext
 from rlstream.training.openrlhf.dataset import LABEL_FORMAT
+from rlstream.training.sample_label import unpack_label
 from rlstream.transcript import Transcript
 
 #: chat-template end markers vLLM leaves in the decoded query (skip_special_tokens=False)
@@ -47,19 +46,7 @@ def transcript_of(
     context, and the row's verifier label."""
     from rlstream.training.reward import sample_transcript  # it imports spec_from_id
 
-    if not isinstance(label, str):
-        raise InputError(f"the label is a {type(label).__name__}, not a JSON string")
-    try:
-        data = orjson.loads(label)
-    except orjson.JSONDecodeError as exc:
-        raise InputError(f"the label is not JSON: {exc}") from exc
-    if not isinstance(data, dict) or data.get("format") != LABEL_FORMAT:
-        raise InputError(f"the label is not an {LABEL_FORMAT} label")
-    context, messages, tools = data.get("context"), data.get("messages"), data.get("tools")
-    if not isinstance(context, dict) or not isinstance(messages, list):
-        raise InputError("the label lacks its context or prompt messages")
-    if not isinstance(tools, list):
-        raise InputError("the label's tools are not a list")
+    messages, tools, context = unpack_label(label, LABEL_FORMAT)
     completion = completion_of(query, prompt)
     transcript, ctx = sample_transcript(messages, completion, context, tools)
     return transcript, ctx, context

@@ -52,6 +52,11 @@ def prepare(
             "the verl backend trains single-turn only; multi-turn environments run with "
             "--backend builtin or openrlhf"
         )
+    if config.lora_dropout:
+        raise ConfigError(
+            "verl 0.9.1's FSDP LoRA has no dropout (workers/engine/fsdp/transformer_impl.py "
+            "builds its LoraConfig without one); leave lora_dropout at 0 for --backend verl"
+        )
     if config.num_generations < 2 and chosen != "ppo":
         raise ConfigError(f"{chosen} needs num_generations >= 2 (verl's grpo baseline)")
     rows, skipped = gradeable(read_rows(dataset_dir, "grpo"), SpecResolver())
@@ -80,7 +85,6 @@ def prepare(
         "reward_specs": specs,
         "skipped_rows": skipped,
         "model": model,
-        "overrides": argv[3:],
     }
     files = {paths.train_file: train.data, paths.reward_file: reward}
     hashes = {paths.train_file: train.sha256, paths.reward_file: reward_file.sha256_of(reward)}

@@ -2,11 +2,11 @@
 and hash-pinned.
 
 verl 0.9.1's naive reward manager calls ``compute_score(data_source=, solution_str=,
-ground_truth=, extra_info=)`` once per sample inside its reward workers; an exception
-there fails the reward batch and with it the run. So the generated function never
-raises: a sample it cannot grade gets :data:`PENALTY` and ``rlstream_reward_error`` 1.
-It returns a dict with the same keys for every sample (verl gathers each key into
-``reward_extra_info`` and logs its mean, so the error count is a metric of the run).
+ground_truth=, extra_info=)`` once per sample inside its reward workers, with no guard
+around the call (``reward_loop/reward_manager/naive.py``), so an exception propagates out
+of the reward loop. The generated function never raises: a sample it cannot grade gets
+:data:`PENALTY` and ``rlstream_reward_error`` 1. It returns a dict with the same keys for
+every sample (verl keeps every key of it as the sample's ``reward_extra_info``).
 It imports only the standard library at load time and rlstream (installed in the GPU
 image's verl environment) lazily, inside the guard. The plan records its sha256, checked
 again right before launch (:func:`rlstream.training.openrlhf.reward_file.verify`).

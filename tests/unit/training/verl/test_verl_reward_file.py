@@ -215,3 +215,18 @@ def test_hash_is_deterministic_recorded_and_checked(
     copy.write_bytes(data.replace(b"PENALTY = -1.0", b"PENALTY = 0.0"))
     with pytest.raises(RewardFileError, match="not the planned"):
         reward_file.verify(copy, recorded)
+
+
+def test_the_reward_runtime_needs_only_rlstreams_base_dependencies() -> None:
+    """The GPU image's verl venv has rlstream without the ``train`` extra: grading a sample
+    must not import TRL, torch, transformers or verl's own config stack."""
+    import subprocess
+
+    heavy = ("trl", "torch", "transformers", "peft", "hydra", "omegaconf", "verl")
+    probe = (
+        "import sys, rlstream.training.verl.reward_runtime\n"
+        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({heavy!r})))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

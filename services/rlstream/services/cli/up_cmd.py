@@ -9,8 +9,6 @@ conversations and follows them through the topics to the first gate decision.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import importlib
 import os
 import signal
 import threading
@@ -27,21 +25,11 @@ from rlstream.localstack.stackfile import StackFile, default_data_dir
 from rlstream.localstack.supervisor import LocalStack
 from rlstream.services.cli.common import console, friendly_errors
 
-LIVE_VIEW_MODULES = ("rlstream.services.cli.liveview", "rlstream.localstack.liveview")
-
 
 def _say(line: str) -> None:
     console.print(
         f"[dim]{time.strftime('%H:%M:%S')}[/] {escape(line)}", highlight=False, soft_wrap=True
     )
-
-
-def _live_view() -> Any:
-    """The live view's ``run_live_view(stack, stop)`` where it is installed, else None."""
-    for name in LIVE_VIEW_MODULES:
-        with contextlib.suppress(ImportError):
-            return getattr(importlib.import_module(name), "run_live_view", None)
-    return None
 
 
 def _sigterm(signum: int, frame: FrameType | None) -> None:
@@ -50,14 +38,16 @@ def _sigterm(signum: int, frame: FrameType | None) -> None:
 
 def _wait(stack: LocalStack, st: StackFile, live: bool) -> None:
     """Until Ctrl-C (or a service exits: the stack is then stopped, not left half up)."""
-    view = _live_view() if live else None
     stop = threading.Event()
     thread = None
-    if view is not None:
-        thread = threading.Thread(target=view, args=(st, stop), daemon=True, name="live-view")
+    _say("running; Ctrl-C stops everything (data kept; --fresh starts over)")
+    if live:
+        from rlstream.stackstatus.live import run_live_view
+
+        thread = threading.Thread(
+            target=run_live_view, args=(st, stop), kwargs={"console": console}, daemon=True
+        )
         thread.start()
-    else:
-        _say("running; Ctrl-C stops everything (data kept; --fresh starts over)")
     try:
         while True:
             dead = [n for n, c in stack.services.items() if not c.alive()]

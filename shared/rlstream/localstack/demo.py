@@ -136,6 +136,7 @@ async def run_feed(
     )
     await cons.start()
     try:
+        await cons.topics()  # fetches the cluster's metadata: partitions_for_topic needs it
         tps = [
             TopicPartition(stack.topics[k], p)
             for k in WATCHED

@@ -9,6 +9,7 @@ data dir by an earlier run with other weights is not overwritten (the refusal is
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 from rlstream.curation.writer import MANIFEST, Manifest
 from rlstream.lineage import build_tree, record_release
 from rlstream.registry import CandidateRun, Registry, Verdict, record_evaluation, settle
+from rlstream.rollout import ScoredRollout
 from rlstream.settings import Settings
 from rlstream.storage import Store, resolve_dsn, upgrade
 
@@ -42,11 +44,18 @@ async def promote_and_trace(
     baseline_model: str,
     verdict: Verdict,
     heldout_share: float,
+    baseline_champion: str | None = None,
+    served: Sequence[ScoredRollout] = (),
 ) -> Promotion:
+    """``baseline_champion``: the champion the candidate was compared with (None: the base
+    model); ``served``: graded conversations a model served, stored so lineage links each
+    to the model that produced it (``rlstream demo --cycles``)."""
     dsn = resolve_dsn(settings)
     await upgrade(dsn)
     store = await Store.connect(dsn, max_size=4)
     try:
+        if served:
+            await store.save_rollouts(list(served))
         dataset = await record_release(store, dataset_dir, [scored])
         manifest = Manifest.model_validate_json((dataset_dir / MANIFEST).read_bytes())
         if manifest.heldout_task_keys and heldout_share > 0:
@@ -58,7 +67,7 @@ async def promote_and_trace(
             run,
             adapter_dir,
             baseline_model=baseline_model,
-            baseline_champion=None,  # the demo compares with the base model
+            baseline_champion=baseline_champion,  # None: the demo's base model
             verdict=verdict,
         )
         event, promoted = await settle(registry, event)

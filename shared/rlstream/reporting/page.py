@@ -180,7 +180,12 @@ def render_html(s: RunStory) -> str:
         return table_html(t[key], title=False) if key in t else ""
 
     curve = curve_svg(s.curve)
+    served = table_html(t["served"]) if "served" in t else ""
+    cycles = (
+        [("cycles", "The loop, cycle by cycle", tab("cycles") + served)] if "cycles" in t else []
+    )
     sections = [
+        *cycles,
         ("came-in", "What came in", tab("ingest")),
         ("signal", "Where the signal is", tab("profile") + _img(s.profile_svg, "profile")),
         ("curation", "What was curated", tab("curation") + (table_html(t["drops"]) if "drops" in t else "")),

@@ -49,6 +49,8 @@ class RunStory:
     evaluation: dict[str, Any] | None = None
     eval_plots: dict[str, str] = field(default_factory=dict)
     lineage: dict[str, Any] | None = None
+    #: ``rlstream demo --cycles``: one record per turn of the loop (cycles.json)
+    cycles: list[dict[str, Any]] | None = None
 
     @property
     def decision(self) -> str | None:
@@ -104,6 +106,7 @@ def load_story(folder: Path) -> RunStory:
     evaluation = _json(report_path) if report_path.is_file() else None
     plots = {n: (folder / n).read_text() for n in PLOTS if (folder / n).is_file()}
     lineage_path = folder / "lineage.json"
+    cycles_path = folder / "cycles.json"
     story = RunStory(
         folder=folder,
         ingest=ingest,
@@ -115,11 +118,12 @@ def load_story(folder: Path) -> RunStory:
         evaluation=evaluation,
         eval_plots=plots,
         lineage=_json(lineage_path) if lineage_path.is_file() else None,
+        cycles=_json(cycles_path) if cycles_path.is_file() else None,
     )
-    if not any((ingest, profile, manifest, run, metrics, evaluation, story.lineage)):
+    if not any((ingest, profile, manifest, run, metrics, evaluation, story.lineage, story.cycles)):
         raise ConfigError(
             f"{folder} holds none of ingest.json, profile.json, dataset/manifest.json, "
-            "run.json, report.json, lineage.json: not a finished run folder"
+            "run.json, report.json, lineage.json, cycles.json: not a finished run folder"
         )
     return story
 
@@ -278,6 +282,51 @@ def _gate_tables(ev: dict[str, Any] | None) -> list[Table]:
     return [metrics, per_prompt]
 
 
+def _short(model: str) -> str:
+    """A registry id (sha256 hex) as its 12-character prefix; other names whole."""
+    hexish = len(model) >= 16 and all(c in "0123456789abcdef" for c in model)
+    return model[:12] if hexish else model
+
+
+def cycles_tables(cycles: list[dict[str, Any]] | None) -> list[Table]:
+    """Per cycle: who served, what came back, the held-out metric with its CI, the
+    decision and who serves next; then every served conversation by the model behind it."""
+    if not cycles:
+        return []
+    rows = []
+    for c in cycles:
+        sft = c.get("dataset_rows", {}).get("sft.jsonl", {})
+        rows.append(
+            (
+                str(c["cycle"]),
+                _short(c["serving_before"]),
+                f"{c['conversations']} ({c['served_pass_rate']:.0%} pass)",
+                ", ".join(f"{_short(k)}: {v}" for k, v in sft.items()) or "-",
+                f"{c['baseline']:.3f} -> {c['candidate']:.3f}",
+                f"{c['delta']:+.3f} [{c['ci_low']:+.3f}, {c['ci_high']:+.3f}]",
+                str(c["n_prompts"]),
+                str(c["decision"]),
+                _short(c["serving_after"]) + (f" ({c['swap']})" if c.get("swap") else ""),
+            )
+        )
+    per_cycle = Table(
+        "cycles",
+        (
+            "cycle", "served by", "conversations", "SFT rows by policy",
+            "held-out metric champion -> candidate", "gain [95% CI]", "prompts", "decision",
+            "serving after",
+        ),
+        tuple(rows),
+    )  # fmt: skip
+    last = cycles[-1].get("conversations_per_model", {})
+    per_model = Table(
+        "conversations served, by the model that produced them",
+        ("model", "conversations"),
+        tuple((m, str(n)) for m, n in last.items()),
+    )
+    return [per_cycle, per_model]
+
+
 def story_tables(s: RunStory) -> dict[str, Table]:
     """Every table of the story, keyed by section; the page and the terminal both use these."""
     tables: dict[str, Table | None] = {
@@ -288,5 +337,7 @@ def story_tables(s: RunStory) -> dict[str, Table]:
     for key, t in zip(("curation", "drops"), _curation_tables(s.manifest), strict=False):
         tables[key] = t
     for key, t in zip(("gate", "prompts"), _gate_tables(s.evaluation), strict=False):
+        tables[key] = t
+    for key, t in zip(("cycles", "served"), cycles_tables(s.cycles), strict=False):
         tables[key] = t
     return {k: v for k, v in tables.items() if v is not None}

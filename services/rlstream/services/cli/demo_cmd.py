@@ -111,17 +111,37 @@ def demo(
     eval_prompts: int = typer.Option(150, help="held-out prompts to evaluate (at most)"),
     k: int = typer.Option(1, "--k", help="samples per prompt (1 = greedy)"),
     max_new_tokens: int = typer.Option(48, help="generation cap per sample"),
+    cycles: int = typer.Option(
+        0, "--cycles", min=0, help="run the flywheel N times: serve -> ... -> gate -> hot-swap"
+    ),
+    users: int = typer.Option(40, help="--cycles: simulated customers per cycle"),
+    tasks: int = typer.Option(300, help="--cycles: production-log tasks arriving per cycle"),
 ) -> None:
     """Run the whole loop on sample production logs: ingest → grade → curate (held-out split)
     → train the small model with LoRA on CPU → evaluate on held-out prompts → gate → promote
     → lineage. Writes DIR/out/report.json, report.md, the plots and report.html (one page).
 
     --quick runs only the batch pipeline over sample logs in every supported format.
+
+    --cycles N turns the loop N times around a served model: rlstream serve on the champion,
+    simulated customers talking to it, their conversations graded and curated, a candidate
+    trained and gated, and on promote the server hot-swaps (docs/demo.md).
     """
     if quick:
         _quick(folder, seed, scale)
         return
     _quiet_libraries()
+    if cycles:
+        from rlstream.pipeline.cycles import CyclesConfig
+        from rlstream.services.cli.democycles import run_and_print
+
+        run_and_print(
+            CyclesConfig(
+                folder=folder, cycles=cycles, seed=seed, n_tasks=tasks, users_per_cycle=users,
+                eval_prompts=eval_prompts, train_steps=steps, max_new_tokens=max_new_tokens,
+            )
+        )  # fmt: skip
+        return
     from rlstream.pipeline import DemoConfig, run_demo
 
     cfg = DemoConfig(

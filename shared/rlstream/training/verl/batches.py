@@ -103,10 +103,23 @@ def placement(get: _Get) -> None:
         raise OverrideError("trainer.save_freq must be > 0: the adapter comes from a checkpoint")
 
 
+def last_step_saves(get: _Get, planned: int) -> None:
+    """verl saves at ``is_last_step`` (``global_steps >= total_training_steps``) or every
+    ``save_freq`` steps; a run the epochs end first must still end on a saved step."""
+    total = get("trainer.total_training_steps")
+    if total is not None and planned < int(total) and planned % get.int("trainer.save_freq"):
+        raise OverrideError(
+            f"the run ends after {planned} steps (its epochs) before total_training_steps "
+            f"{total}, on no multiple of trainer.save_freq {get('trainer.save_freq')}: it "
+            "would save no checkpoint to take the adapter from"
+        )
+
+
 def check_batches(parsed: dict[str, Any], rows: int) -> tuple[int, bool]:
     """(planned optimiser steps, whether a critic trains); refuses what verl would."""
     get = _Get(parsed)
     planned = steps(get, rows)
     placement(get)
+    last_step_saves(get, planned)
     critic = get("critic.enable")
     return planned, bool(critic) if critic is not None else get("algorithm.adv_estimator") == "gae"

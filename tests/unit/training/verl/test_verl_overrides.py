@@ -164,7 +164,11 @@ def test_steps_follow_verls_formula() -> None:
     assert "trainer.total_epochs=4" in argv and steps == 4
     # total_training_steps caps it; epochs x steps per epoch caps it too
     assert _argv("grpo", rows=6, backend_args=("trainer.total_training_steps=2",))[1] == 2
-    assert _argv("grpo", rows=6, backend_args=("trainer.total_epochs=1",))[1] == 1
+    one_epoch = ("trainer.total_epochs=1", "trainer.save_freq=1")
+    assert _argv("grpo", rows=6, backend_args=one_epoch)[1] == 1
+    # ended by its epochs before total_training_steps, on no save_freq step: no checkpoint
+    with pytest.raises(OverrideError, match="would save no checkpoint"):
+        _argv("grpo", rows=6, backend_args=("trainer.total_epochs=1",))
     # a batch larger than the dataset is sized down to it
     argv, steps, _ = _argv("grpo", rows=3, batch_size=16)
     assert "data.train_batch_size=3" in argv and steps == 4

@@ -59,6 +59,17 @@ def _commands(method: str, rows: dict[str, int]) -> str:
         lines += ["", head, "", "```"] if lines else [head, "", "```"]
         lines += [f"rlstream train --dataset . --method {m}" for m in others]
         lines.append("```")
+    if "grpo" in have:  # GSPO and PPO sample and grade the same prompts
+        lines += [
+            "",
+            "The GRPO rows also train with GSPO (sequence-level importance ratios; builtin on "
+            "CPU or GPU, openrlhf) or PPO (a critic with GAE; GPU: openrlhf, not builtin):",
+            "",
+            "```",
+            "rlstream train --dataset . --method gspo",
+            "rlstream train --dataset . --method ppo --backend openrlhf",
+            "```",
+        ]
     return "\n".join(lines)
 
 

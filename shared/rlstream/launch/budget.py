@@ -7,8 +7,9 @@ the dataset's size: a run of ``max_steps`` optimizer steps sees
                       openrlhf: whole passes over the file, ceil(max_steps / per_pass)
                       x per_pass with per_pass = rows // (batch x grad_acc), times the
                       ``--train.max_epochs=E`` backend arg where one is given
-    Q  = S x batch_size x gradient_accumulation_steps   sequences (GRPO: completions;
-                      openrlhf GRPO: S x min(rows, batch_size) x G, its batch counts prompts)
+    Q  = S x batch_size x gradient_accumulation_steps   sequences (GRPO/GSPO: completions;
+                      openrlhf GRPO/GSPO: S x min(rows, batch_size) x G, its batch counts
+                      prompts; openrlhf PPO: G = 1, one sample per prompt)
     L  = max_length   tokens per sequence (rows are cut to it: an upper bound)
 
 and the usual dense-transformer FLOPs (LoRA saves optimizer memory, not backward FLOPs):
@@ -17,6 +18,9 @@ and the usual dense-transformer FLOPs (LoRA saves optimizer memory, not backward
     DPO   = 8 * N * 2Q * L                (chosen + rejected; + a frozen reference forward)
     GRPO  = 8 * N * Q * (L + C)           (policy + reference over prompt + completion)
           + 2 * N * Q * C * DECODE_PENALTY  (sampling; C = max_new_tokens)
+    GSPO  = GRPO                          (the same passes; only the ratio is per sequence)
+    PPO   = 16 * N * Q * (L + C)          (GRPO's 8, + the critic: a value forward for GAE
+          + 2 * N * Q * C * DECODE_PENALTY   and its own forward + backward, 2 + 6)
     GPU-hours = FLOPs / (peak_tflops * 1e12 * mfu) / 3600,   wall = GPU-hours / gpus
 
 N is the parameter count (the model's safetensors headers, its name like ``Qwen2.5-7B``,
@@ -38,7 +42,7 @@ from pydantic import BaseModel, ConfigDict
 
 from rlstream.errors import ConfigError
 from rlstream.launch.settings import LaunchSettings
-from rlstream.training.config import TrainConfig, method_of
+from rlstream.training.config import RL_METHODS, TrainConfig, method_of
 
 DEFAULT_PARAMS = 134_515_008.0  # SmolLM2-135M-Instruct, the default base model
 DECODE_PENALTY = 3.0
@@ -118,9 +122,10 @@ def planned_steps(config: TrainConfig, backend: str, rows: int) -> tuple[int, in
     if backend != "openrlhf":
         steps = _backend_arg(config, "max_steps")
         return (int(steps) if steps and steps > 0 else config.max_steps), per_step
-    if method == "grpo":
+    if method in RL_METHODS:
         prompts = max(1, min(rows, config.batch_size))
-        per_pass, per_step = max(1, rows // prompts), prompts * config.num_generations
+        samples = 1 if method == "ppo" else config.num_generations
+        per_pass, per_step = max(1, rows // prompts), prompts * samples
     else:
         per_pass = max(1, rows // per_step)
     epochs = _backend_arg(config, "train.max_epochs") or 1.0
@@ -146,10 +151,11 @@ def estimate_run(
         flops, tokens = 6.0 * params * q * length, q * length
     elif method == "dpo":
         flops, tokens = 8.0 * params * 2 * q * length, 2 * q * length
-    else:
+    else:  # grpo, gspo, ppo: sample, then train on prompt + completion
         c = config.max_new_tokens
         tokens = q * (length + c)
-        flops = 8.0 * params * tokens + 2.0 * params * q * c * DECODE_PENALTY
+        passes = 16.0 if method == "ppo" else 8.0
+        flops = passes * params * tokens + 2.0 * params * q * c * DECODE_PENALTY
     gpu_hours = flops / (gpu_peak_tflops * 1e12 * mfu) / 3600.0
     return Estimate(
         method=method,

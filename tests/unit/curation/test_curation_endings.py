@@ -13,6 +13,7 @@ from rlstream.curation.next_steps import render_next_steps
 from rlstream.curation.records import sft_row, split_prompt
 from rlstream.curation.writer import build_files
 from rlstream.rollout import ScoredRollout
+from rlstream.training.data import METHOD_FILES
 from rlstream.transcript import Message, ToolCall
 
 
@@ -70,7 +71,7 @@ def test_next_steps_never_suggests_a_method_with_no_rows() -> None:
     md = files["next_steps.md"].decode()
     suggested = _commands(md)
     assert suggested, md
-    for m in suggested:
-        assert rows[f"{m}.jsonl"] > 0, (m, rows, md)
+    for m in suggested:  # gspo / ppo train on grpo.jsonl
+        assert rows[METHOD_FILES[m]] > 0, (m, rows, md)
     empty = {"grpo.jsonl": 0, "dpo.jsonl": 0, "sft.jsonl": 0, "heldout.jsonl": 0}
     assert _commands(render_next_steps(res, empty)) == set()

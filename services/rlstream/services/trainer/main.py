@@ -2,7 +2,7 @@
 
     python -m rlstream.services.trainer --run-id R --dataset DIR [--output DIR]
         [--backend builtin|openrlhf] [--model M] [--config TRAINCONFIG_JSON]
-        [--method auto|sft|dpo|grpo] [--max-steps N]
+        [--method auto|sft|dpo|grpo|gspo|ppo] [--max-steps N]
 
 ``--config`` is the launcher's whole :class:`~rlstream.training.TrainConfig` (every flag
 of ``rlstream train``, or ``RLSTREAM_TRAIN_CONFIG``), read back as the same model;
@@ -52,7 +52,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--run-id", required=True)
     p.add_argument("--dataset", required=True, type=Path, help="dataset folder (manifest.json)")
     p.add_argument("--output", type=Path, help="run folder; default <runs_dir>/<run id>")
-    p.add_argument("--method", default=None, choices=["auto", "sft", "dpo", "grpo"])
+    p.add_argument("--method", default=None, choices=["auto", "sft", "dpo", "grpo", "gspo", "ppo"])
     p.add_argument("--backend", default="builtin")
     p.add_argument("--model", default=None, help="base model dir or id (default: bundled)")
     p.add_argument("--max-steps", type=int, default=None)

@@ -20,6 +20,9 @@ from rlstream.training.chat import training_template
 from rlstream.training.config import Progress, TrainConfig, method_of
 from rlstream.training.reward import GrpoReward, gradeable
 
+#: the methods TRL's GRPOTrainer runs (GSPO: sequence-level importance ratios)
+GROUP_METHODS = ("grpo", "gspo")
+
 
 def lora_config(config: TrainConfig) -> Any:
     from peft import LoraConfig
@@ -84,7 +87,7 @@ def build_trainer(
     if rollout is not None:  # multi-turn: whole episodes, the environment's reward
         common["reward_funcs"] = [environment_reward]
         common["rollout_func"] = rollout
-    elif config.method == "grpo":
+    elif config.method in GROUP_METHODS:
         reward = GrpoReward(specs)
         common["reward_funcs"] = [reward]
     trainer = getattr(trl, TRAINER_CLASSES[config.method])(**common)
@@ -108,9 +111,9 @@ def run_trl(
     t0 = time.perf_counter()
     skipped: dict[str, int] = {}
     rollout: EpisodeRollout | None = None
-    if config.method == "grpo" and config.environment is not None:
+    if config.method in GROUP_METHODS and config.environment is not None:
         rows, rollout, skipped = environment_rows(config, rows)
-    elif config.method == "grpo":
+    elif config.method in GROUP_METHODS:
         specs = SpecResolver(
             config_path=Path(config.reward_config) if config.reward_config else None
         )

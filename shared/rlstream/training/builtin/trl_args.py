@@ -3,6 +3,11 @@
 CPU runs train in float32 (``bf16=False``: TRL's bf16 default made CPU steps ~3x slower),
 with ``use_cpu``; one GPU uses bf16 when it has it. ``--backend-arg``
 flags (``--name=value``) override any field of the TRL config; unknown names are refused.
+
+GSPO is TRL's GRPOTrainer with sequence-level importance ratios
+(``importance_sampling_level="sequence"``) and the paper's setting (TRL's paper index:
+``loss_type="grpo"``, clip 3e-4 / 4e-4, four optimiser steps per generation, so the ratio
+is not 1 and the method differs from GRPO). PPO is refused here: see :data:`PPO_REFUSAL`.
 """
 
 from __future__ import annotations
@@ -16,11 +21,38 @@ import orjson
 from rlstream.errors import ConfigError
 from rlstream.training.config import TrainConfig, effective
 
-CONFIG_CLASSES = {"sft": "SFTConfig", "dpo": "DPOConfig", "grpo": "GRPOConfig"}
-TRAINER_CLASSES = {"sft": "SFTTrainer", "dpo": "DPOTrainer", "grpo": "GRPOTrainer"}
+CONFIG_CLASSES = {
+    "sft": "SFTConfig",
+    "dpo": "DPOConfig",
+    "grpo": "GRPOConfig",
+    "gspo": "GRPOConfig",
+}
+TRAINER_CLASSES = {
+    "sft": "SFTTrainer",
+    "dpo": "DPOTrainer",
+    "grpo": "GRPOTrainer",
+    "gspo": "GRPOTrainer",
+}
+#: GSPO's paper setting (Zheng et al. 2025, v2 section 5.1, as TRL's paper index gives it)
+GSPO_KWARGS: dict[str, Any] = {
+    "importance_sampling_level": "sequence",
+    "loss_type": "grpo",
+    "epsilon": 3e-4,
+    "epsilon_high": 4e-4,
+}
+#: optimiser steps per generation batch under GSPO (times gradient_accumulation_steps)
+GSPO_STEPS_PER_GENERATION = 4
+PPO_REFUSAL = (
+    "the builtin backend does not run PPO: TRL's PPOTrainer (trl.experimental.ppo) scores "
+    "samples with a reward *model* (a sequence classifier), not a reward function, so it "
+    "cannot use the dataset's verifier reward; run PPO (a critic with GAE) with "
+    "--backend openrlhf on a GPU, or train --method grpo|gspo here"
+)
 
 
 def config_class(method: str) -> Any:
+    if method not in CONFIG_CLASSES:
+        raise ConfigError(PPO_REFUSAL if method == "ppo" else f"unknown method {method!r}")
     import trl
 
     return getattr(trl, CONFIG_CLASSES[method])
@@ -48,6 +80,8 @@ def parse_backend_args(args: tuple[str, ...], fields: set[str]) -> dict[str, Any
 
 def trl_kwargs(config: TrainConfig, output_dir: Path, device: str, bf16: bool) -> dict[str, Any]:
     """Every TRL config field rlstream sets, then the user's ``backend_args`` on top."""
+    if config.method == "ppo":
+        raise ConfigError(PPO_REFUSAL)
     lr, beta = effective(config)
     kw: dict[str, Any] = {
         "output_dir": str(output_dir / "trainer"),
@@ -76,7 +110,7 @@ def trl_kwargs(config: TrainConfig, output_dir: Path, device: str, bf16: bool) -
     else:
         if config.batch_size % config.num_generations:
             raise ConfigError(
-                f"GRPO: batch_size {config.batch_size} must be a multiple of num_generations "
+                f"{config.method.upper()}: batch_size {config.batch_size} must be a multiple of num_generations "
                 f"{config.num_generations} (each prompt's group is sampled in one batch)"
             )
         # multi-turn: max_new_tokens per turn, the episode's completion budget all turns
@@ -87,6 +121,9 @@ def trl_kwargs(config: TrainConfig, output_dir: Path, device: str, bf16: bool) -
             "temperature": config.temperature,
             "beta": beta,
         }
+        if config.method == "gspo":
+            steps = GSPO_STEPS_PER_GENERATION * config.gradient_accumulation_steps
+            kw |= GSPO_KWARGS | {"steps_per_generation": steps}
     fields = {f.name for f in dataclasses.fields(config_class(config.method))}
     kw |= parse_backend_args(config.backend_args, fields)
     return kw

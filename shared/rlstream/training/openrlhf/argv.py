@@ -1,7 +1,11 @@
-"""The ``python3 -m openrlhf.cli.train_ppo_ray`` argv for a GRPO run, and its batch checks.
+"""The ``python3 -m openrlhf.cli.train_ppo_ray`` argv for a GRPO, GSPO or PPO run, and its
+batch checks.
 
 GRPO in OpenRLHF is ``--algo.advantage.estimator group_norm`` with
-``--rollout.n_samples_per_prompt`` > 1. OpenRLHF has no max-steps flag: its step count is
+``--rollout.n_samples_per_prompt`` > 1; GSPO is the same with
+``--actor.policy_loss_type gspo`` (sequence-level ratios); PPO is ``--algo.advantage.estimator
+gae`` with one sample per prompt and a critic (OpenRLHF initialises it from the actor's model
+when the reward is a function), colocated on the one GPU, with the KL penalty in the reward. OpenRLHF has no max-steps flag: its step count is
 ``len(ds) * n // train.batch_size * num_episodes * max_epochs`` (``ppo_trainer.py``). With
 its defaults (train.batch_size 128, rollout.batch_size 1024) a small dataset plans 0 steps
 and the Job "succeeds" without training, so the adapter sizes the batches from the dataset
@@ -60,6 +64,31 @@ def _kl(beta: float) -> list[str]:
     ]
 
 
+def _ppo_kl(beta: float) -> list[str]:
+    """PPO's KL penalty goes into the reward (OpenRLHF's k1 default), against a reference."""
+    if beta == 0:
+        return ["--algo.kl.init_coef", "0"]
+    return [
+        *("--algo.kl.init_coef", num(beta)),
+        *("--ref.num_nodes", "1", "--ref.num_gpus_per_node", "1"),
+    ]
+
+
+def _estimator(method: str) -> list[str]:
+    return ["--algo.advantage.estimator", "gae" if method == "ppo" else "group_norm"]
+
+
+def _method_args(method: str, config: TrainConfig) -> list[str]:
+    """The KL flags, then what else the method adds: GSPO's loss, PPO's critic."""
+    beta = resolved(config.beta, "beta")
+    if method == "ppo":
+        lr = num(resolved(config.learning_rate, "learning_rate"))
+        critic = ("--critic.num_nodes", "1", "--critic.num_gpus_per_node", "1")
+        return [*_ppo_kl(beta), *critic, "--critic.adam.lr", lr]
+    loss = ["--actor.policy_loss_type", "gspo"] if method == "gspo" else []
+    return [*_kl(beta), *loss]
+
+
 def _reward_source(paths: RunPaths) -> list[str]:
     """The reward file, or for multi-turn the agent file (OpenRLHF then sets
     ``reward.remote_url = "agent"`` itself: the episode's reward is the agent's)."""
@@ -73,9 +102,11 @@ def _turns(config: TrainConfig) -> int:
     return config.max_turns if getattr(config, "environment", None) else 1
 
 
-def base_args(model: str, config: TrainConfig, rows: int, paths: RunPaths) -> list[str]:
+def base_args(
+    model: str, config: TrainConfig, rows: int, paths: RunPaths, method: str = "grpo"
+) -> list[str]:
     """Flags the adapter sets: one GPU, vLLM colocated and asleep between phases, LoRA."""
-    n = config.num_generations
+    n = 1 if method == "ppo" else config.num_generations
     rollout = max(1, min(rows, config.batch_size))  # prompts per rollout batch
     per_episode = max(1, rows // rollout)  # one optimiser step per rollout batch
     episodes = max(1, math.ceil(config.max_steps / per_episode))
@@ -85,7 +116,7 @@ def base_args(model: str, config: TrainConfig, rows: int, paths: RunPaths) -> li
         *("--data.input_key", "prompt", "--data.label_key", "label"),
         "--data.apply_chat_template",
         *_reward_source(paths),
-        *("--algo.advantage.estimator", "group_norm"),
+        *_estimator(method),
         *("--rollout.n_samples_per_prompt", str(n)),
         *("--rollout.batch_size", str(rollout)),
         *("--train.batch_size", str(rollout * n)),
@@ -99,7 +130,7 @@ def base_args(model: str, config: TrainConfig, rows: int, paths: RunPaths) -> li
         *("--ds.lora.alpha", str(config.lora_alpha)),
         *("--ds.lora.dropout", num(config.lora_dropout)),
         *("--train.seed", str(config.seed)),
-        *_kl(resolved(config.beta, "beta")),
+        *_method_args(method, config),
         *("--actor.num_nodes", "1", "--actor.num_gpus_per_node", "1"),
         *("--vllm.num_engines", "1", "--vllm.tensor_parallel_size", "1"),
         *("--vllm.gpu_memory_utilization", "0.5"),
@@ -207,10 +238,10 @@ def check_batches(parsed: dict[str, Any], rows: int) -> int:
 
 
 def build_argv(
-    model: str, config: TrainConfig, rows: int, paths: RunPaths
+    model: str, config: TrainConfig, rows: int, paths: RunPaths, method: str = "grpo"
 ) -> tuple[list[str], int]:
     """(``python3 -m ...`` argv, planned steps); every flag checked against the manifest."""
-    args = merge(base_args(model, config, rows, paths), config.backend_args)
+    args = merge(base_args(model, config, rows, paths, method), config.backend_args)
     parsed = parse_args(args)
     steps = check_batches(parsed, rows)
     return ["python3", "-m", PPO_ENTRY, *args], steps

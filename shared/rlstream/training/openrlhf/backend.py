@@ -1,5 +1,5 @@
-"""``OpenRLHFBackend``: the Backend protocol over the pinned OpenRLHF CLIs (GRPO through
-``train_ppo_ray``; SFT and DPO through ``train_sft`` / ``train_dpo`` under DeepSpeed).
+"""``OpenRLHFBackend``: the Backend protocol over the pinned OpenRLHF CLIs (GRPO, GSPO and
+PPO with a critic through ``train_ppo_ray``; SFT and DPO through ``train_sft`` / ``train_dpo`` under DeepSpeed).
 
 ``plan`` needs nothing but the dataset (``rlstream train --backend openrlhf --dry-run``
 works on a laptop). ``train`` fails closed: without the pinned openrlhf installed (it
@@ -144,7 +144,7 @@ class OpenRLHFBackend:
 
 
 def _method(method: str) -> TrainMethod:
-    if method not in ("sft", "dpo", "grpo"):
+    if method not in ("sft", "dpo", "grpo", "gspo", "ppo"):
         raise ConfigError(f"unknown method {method!r}")
     return method  # type: ignore[return-value]
 

@@ -18,7 +18,7 @@ import orjson
 from rlstream.curation.writer import verify_dataset
 from rlstream.errors import ConfigError, InputError
 from rlstream.grading import SpecResolver
-from rlstream.training.config import MethodChoice, TrainConfig
+from rlstream.training.config import RL_METHODS, MethodChoice, TrainConfig
 from rlstream.training.data import read_rows, resolve_method
 from rlstream.training.openrlhf import deepspeed_argv, reward_file
 from rlstream.training.openrlhf.argv import RunPaths, build_argv
@@ -69,12 +69,17 @@ def prepare(
     follows the dataset (:func:`rlstream.training.data.resolve_method`, as every path)."""
     manifest = verify_dataset(dataset_dir)
     chosen = resolve_method(manifest, method)
-    if chosen == "grpo" and getattr(config, "environment", None):
+    if chosen in RL_METHODS and getattr(config, "environment", None):
+        if chosen != "grpo":
+            raise ConfigError(
+                "the openrlhf backend runs environment (multi-turn) training as GRPO only, "
+                f"not {chosen}; drop --environment or use --method grpo"
+            )
         from rlstream.training.openrlhf.multiturn import grpo_env  # it imports this module
 
         return grpo_env(dataset_dir, manifest.dataset_id, model, config, output_dir)
-    if chosen == "grpo":
-        return _grpo(dataset_dir, manifest.dataset_id, model, config, output_dir)
+    if chosen in RL_METHODS:
+        return _grpo(dataset_dir, manifest.dataset_id, model, config, output_dir, chosen)
     cli = SFT if chosen == "sft" else DPO
     file = f"{chosen}.jsonl"
     entry = manifest.files.get(file)
@@ -99,10 +104,16 @@ def prepare(
 
 
 def _grpo(
-    dataset_dir: Path, dataset_id: str, model: str, config: TrainConfig, output_dir: Path
+    dataset_dir: Path,
+    dataset_id: str,
+    model: str,
+    config: TrainConfig,
+    output_dir: Path,
+    method: str = "grpo",
 ) -> Prepared:
-    """GRPO: the converted prompt file and the reward file, both written by the run."""
-    if config.num_generations < 2:
+    """GRPO, GSPO or PPO: the converted prompt file and the reward file, both written by
+    the run (PPO samples once per prompt: its baseline is the critic, not the group)."""
+    if method != "ppo" and config.num_generations < 2:
         raise ConfigError("GRPO needs num_generations >= 2 (OpenRLHF's group_norm baseline)")
     rows, skipped, specs = _gradeable(dataset_dir)
     if not rows:
@@ -117,19 +128,19 @@ def _grpo(
         adapter=output_dir / "adapter",
         checkpoints=work / "checkpoints",
     )
-    argv, steps = build_argv(model, config, prompts.rows, paths)
+    argv, steps = build_argv(model, config, prompts.rows, paths, method)
     hashes = {paths.prompts: prompts.sha256, paths.reward_file: reward_file.sha256_of(reward)}
     summary = {
         "backend": "openrlhf",
         "openrlhf_version": OPENRLHF_VERSION,
-        "method": "grpo",
+        "method": method,
         "dataset_id": dataset_id,
         "prompts": prompts.rows,
-        "num_generations": config.num_generations,
+        "num_generations": 1 if method == "ppo" else config.num_generations,
         "planned_steps": steps,
         "reward_specs": specs,
         "skipped_rows": skipped,
         "model": model,
     }
     files = {paths.prompts: prompts.data, paths.reward_file: reward}
-    return Prepared("grpo", argv, files, hashes, steps, summary)
+    return Prepared(method, argv, files, hashes, steps, summary)

@@ -167,7 +167,7 @@ def register(server: FastMCP[Any], state: State) -> None:
     @server.tool(structured_output=True)
     async def estimate_cost(
         dataset: PathArg,
-        method: Literal["auto", "sft", "dpo", "grpo"] = "auto",
+        method: Literal["auto", "sft", "dpo", "grpo", "gspo", "ppo"] = "auto",
         backend: Literal["builtin", "openrlhf"] = "builtin",
         max_steps: Annotated[int, Field(ge=1)] = 20,
         batch_size: Annotated[int, Field(ge=1)] = 8,

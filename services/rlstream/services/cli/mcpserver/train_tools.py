@@ -26,7 +26,7 @@ def register(server: FastMCP[Any], state: State) -> None:
     async def train(
         dataset: PathArg,
         ctx: Ctx,
-        method: Literal["auto", "sft", "dpo", "grpo"] = "auto",
+        method: Literal["auto", "sft", "dpo", "grpo", "gspo", "ppo"] = "auto",
         backend: Literal["builtin", "openrlhf"] = "builtin",
         max_steps: Annotated[int, Field(ge=1)] = 20,
         batch_size: Annotated[int, Field(ge=1)] = 8,

@@ -142,3 +142,30 @@ def demo_dataset(folder: Path) -> Path:
     ]
     subprocess.run(cmd, check=True, capture_output=True)
     return folder / "out" / "dataset"
+
+
+def matmul_rate(rows: int = 256, dim: int = 576, out: int = 1536, repeats: int = 20) -> float:
+    """Float32 FLOP/s of a torch matmul shaped like a small model's MLP over a batch of
+    tokens, best of ``repeats``, at torch's current thread count: the arithmetic floor's
+    denominator (model FLOPs / this rate = the least time the machine can take)."""
+    import torch
+
+    a, b = torch.randn(rows, dim), torch.randn(dim, out)
+    torch.matmul(a, b)  # warm-up
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(10):
+            torch.matmul(a, b)
+        best = min(best, (time.perf_counter() - t0) / 10)
+    return 2 * rows * dim * out / best
+
+
+def linear_flops_per_token(model: Any) -> float:
+    """2 x the weights of every ``torch.nn.Linear`` (LM head and LoRA layers included): a
+    token's forward FLOPs, leaving out attention scores and norms."""
+    import torch
+
+    return float(
+        2 * sum(m.weight.numel() for m in model.modules() if isinstance(m, torch.nn.Linear))
+    )

@@ -14,6 +14,11 @@ Without ``--dataset`` it writes ``rlstream demo``'s dataset and passes the demo'
 ``rewards.yaml`` (its nsr spec needs the policy file); support-bot rows are skipped because
 their ``outcome`` reward reads a logged outcome that fresh samples never have.
 
+``--eval``: afterwards, evaluate the trained adapter against its base on the dataset's
+held-out prompts with the vLLM sampler (prefix caching on, greedy): the GPU check of
+``rlstream.evaluation.vllm_sampler`` (one engine per model, the first torn down before the
+second starts; the run fails if its GPU memory is not freed).
+
 Multi-turn (``--environment``): each rollout is a whole episode in a ``rlstream.environments``
 environment (TRL's rollout hook; ``--max-new-tokens`` per turn, ``--max-turns`` turns), the
 reward the environment's. Without ``--dataset`` the ``python`` environment plays its
@@ -58,6 +63,7 @@ def main() -> None:
     ap.add_argument("--env-option", action="append", default=[], help="KEY=VALUE (repeat)")
     ap.add_argument("--max-turns", type=int, default=6)
     ap.add_argument("--env-timeout", type=float, default=30.0, help="seconds per env call")
+    ap.add_argument("--eval", action="store_true", help="then evaluate with the vLLM sampler")
     args = ap.parse_args()
 
     import torch
@@ -106,6 +112,31 @@ def main() -> None:
         f"{metrics['train_seconds']:.1f} s = {metrics['tokens_per_second']:,.1f} tokens/s; "
         f"reward samples {metrics['reward']}; skipped rows {metrics['skipped_rows']}; "
         f"adapter {result.adapter_dir}"
+    )
+    if args.eval and dataset is not None and result.adapter_dir is not None:
+        _eval_vllm(Path(dataset), Path(result.adapter_dir))
+
+
+def _eval_vllm(dataset: Path, adapter: Path) -> None:
+    """Baseline then candidate through vLLM (prefix caching), greedy, on the held-out set."""
+    import torch
+
+    from rlstream.evaluation import EvalRequest, ModelRef, run_evaluation
+    from rlstream.training import ensure_base_model
+
+    base = ensure_base_model()
+    request = EvalRequest(
+        baseline=ModelRef.of(base, None, "baseline"),
+        candidate=ModelRef.of(base, adapter, "candidate"),
+        heldout=dataset / "heldout.jsonl", reward_spec="tool_calling", greedy=True,
+        max_new_tokens=48, max_prompts=150, device="cuda", sampler="vllm",
+    )  # fmt: skip
+    report = run_evaluation(request)
+    free, total = torch.cuda.mem_get_info()
+    print(
+        f"vllm eval: pass@1 {report.baseline.pass_at_1:.3f} -> {report.candidate.pass_at_1:.3f}"
+        f" on {len(report.prompts)} prompts; seconds {report.timings}; GPU free after "
+        f"{free / 2**30:.1f} of {total / 2**30:.1f} GiB"
     )
 
 

@@ -90,6 +90,9 @@ class EvalRequest(_Frozen):
     max_prompts: int | None = Field(default=None, ge=1)
     device: str = "auto"
     sampler: Literal["auto", "hf", "vllm"] = "auto"
+    #: reuse the prompts' common prefix (system prompt) across prompts: how to sample, not
+    #: what (the same generations), so it is left out of the report id
+    prefix_cache: bool = True
     training_dataset: Path | None = None
     trained_task_keys: tuple[str, ...] = ()
     #: None: grade one generated turn per prompt; else play each task in this environment

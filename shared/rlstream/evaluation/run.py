@@ -121,7 +121,10 @@ def report_id(request: EvalRequest, heldout_sha: str) -> str:
     report's content. The evaluation of a training run is ``eval-<run_id>``
     (:func:`rlstream.registry.evaluation_id_for`): one evaluation per run."""
     blob = orjson.dumps(
-        {"request": request.model_dump(mode="json"), "heldout": heldout_sha},
+        {
+            "request": request.model_dump(mode="json", exclude={"prefix_cache"}),
+            "heldout": heldout_sha,
+        },
         option=orjson.OPT_SORT_KEYS,
     )
     return "report-" + hashlib.sha256(blob).hexdigest()[:24]
@@ -183,7 +186,9 @@ def run_evaluation(
         env = request.environment
         environment_factory(env.name, **env.options)
         prompts = one_per_task(prompts)
-    factory = sampler_factory or (lambda ref: make_sampler(ref, request.sampler, request.device))
+    factory = sampler_factory or (
+        lambda ref: make_sampler(ref, request.sampler, request.device, request.prefix_cache)
+    )
     base, base_s = _sample_model(request.baseline, prompts, request, spec, factory, progress)
     cand, cand_s = _sample_model(request.candidate, prompts, request, spec, factory, progress)
     results = tuple(

@@ -1,8 +1,11 @@
 """Samplers: k generations per prompt from a base model plus an optional LoRA adapter.
 
-``HFSampler`` runs transformers ``generate`` batched with left padding, on CPU or GPU, with
+``HFSampler`` runs transformers batched with left padding, on CPU or GPU, with
 a bounded ``max_new_tokens`` and stopping at EOS (a base model that
-rambles to the token limit dominates evaluation time, so the bound matters). The chat
+rambles to the token limit dominates evaluation time, so the bound matters). By default the
+prompts' common prefix (system prompt) is prefilled once per model and greedy rows leave the
+batch at EOS (:mod:`rlstream.evaluation.prefix`; same outputs, ``prefix_cache=False`` runs
+plain ``generate``). The chat
 template is always applied with the prompt's system message; a prompt without one gets an
 empty system message, because SmolLM2's template otherwise injects its own default.
 ``vllm`` is used instead when it is importable and a GPU is present (the GPU image).
@@ -19,6 +22,7 @@ from typing import Any, Protocol
 
 from rlstream.errors import ConfigError
 from rlstream.evaluation.models import Decoding, ModelRef
+from rlstream.evaluation.prefix import PrefixCache, common_prefix, greedy_batch
 
 Messages = Sequence[dict[str, Any]]
 #: called with the number of prompts just finished
@@ -70,11 +74,13 @@ def resolve_device(device: str) -> str:
 
 
 class HFSampler:
-    """transformers ``generate``; prompts sorted by length so batches pad little."""
+    """transformers; prompts sorted by length so batches pad little. ``stats`` counts the
+    tokens run through the model: prompt tokens prefilled (pads included) and decode
+    row-steps."""
 
     name = "transformers"
 
-    def __init__(self, model: ModelRef, device: str = "auto") -> None:
+    def __init__(self, model: ModelRef, device: str = "auto", prefix_cache: bool = True) -> None:
         from rlstream.training.basemodel import load_causal_lm
 
         self.device = resolve_device(device)
@@ -83,6 +89,8 @@ class HFSampler:
             warnings.simplefilter("ignore", FutureWarning)
             lm, self.tok = load_causal_lm(model.base, adapter, device=self.device)
         self.model: Any = lm
+        self.prefix = PrefixCache(lm, self.device) if prefix_cache else None
+        self.stats = {"prefill_tokens": 0, "decode_tokens": 0}
 
     def _encode(self, messages: Messages) -> list[int]:
         from rlstream.training.chat import training_template
@@ -107,28 +115,16 @@ class HFSampler:
         out: list[list[Generation]] = [[] for _ in prompts]
         n = decoding.samples
         eos = self.tok.eos_token_id
-        pad = self.tok.pad_token_id
+        prefix = [] if self.prefix is None else common_prefix(encoded)
         for b, start in enumerate(range(0, len(order), decoding.batch_size)):
             idx = order[start : start + decoding.batch_size]
-            batch = self.tok.pad(
-                {"input_ids": [encoded[i] for i in idx]}, padding=True, return_tensors="pt"
-            ).to(self.device)
-            kwargs: dict[str, Any] = {
-                "max_new_tokens": decoding.max_new_tokens,
-                "num_return_sequences": n,
-                "pad_token_id": pad,
-                "eos_token_id": eos,
-            }
-            if decoding.greedy:
-                kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
-            else:
-                kwargs.update(
-                    do_sample=True, temperature=decoding.temperature, top_p=decoding.top_p, top_k=0
-                )
             torch.manual_seed(decoding.seed * 100_003 + b)
-            with torch.no_grad():
-                seqs: Any = self.model.generate(**batch, **kwargs)
-            new: list[list[int]] = seqs[:, batch["input_ids"].shape[1] :].tolist()
+            if self.prefix is None:
+                new = self._plain(encoded, idx, decoding)
+            elif decoding.greedy:
+                new = self._greedy(prefix, [encoded[i][len(prefix) :] for i in idx], decoding)
+            else:
+                new = self._sampled(prefix, [encoded[i][len(prefix) :] for i in idx], decoding)
             for j, row in enumerate(new):
                 stop = next((t for t, tok in enumerate(row) if tok == eos), None)
                 body = row if stop is None else row[:stop]
@@ -138,6 +134,73 @@ class HFSampler:
                 advance(len(idx))
         return out
 
+    def _kwargs(self, decoding: Decoding) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "max_new_tokens": decoding.max_new_tokens,
+            "num_return_sequences": decoding.samples,
+            "pad_token_id": self.tok.pad_token_id,
+            "eos_token_id": self.tok.eos_token_id,
+        }
+        if decoding.greedy:
+            kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+        else:
+            kwargs.update(
+                do_sample=True, temperature=decoding.temperature, top_p=decoding.top_p, top_k=0
+            )
+        return kwargs
+
+    def _run_generate(self, width: int, **inputs: Any) -> list[list[int]]:
+        """``generate``; the new tokens per returned row (pads after EOS included)."""
+        import torch
+
+        with torch.no_grad():
+            seqs: Any = self.model.generate(**inputs)
+        new: list[list[int]] = seqs[:, width:].tolist()
+        self.stats["decode_tokens"] += len(new) * max(len(new[0]) - 1, 0)
+        return new
+
+    def _plain(self, encoded: list[list[int]], idx: list[int], decoding: Decoding) -> Any:
+        batch = self.tok.pad(
+            {"input_ids": [encoded[i] for i in idx]}, padding=True, return_tensors="pt"
+        ).to(self.device)
+        width = batch["input_ids"].shape[1]
+        self.stats["prefill_tokens"] += len(idx) * decoding.samples * width
+        return self._run_generate(width, **batch, **self._kwargs(decoding))
+
+    def _greedy(self, prefix: list[int], suffixes: list[list[int]], decoding: Decoding) -> Any:
+        assert self.prefix is not None
+        cache = self.prefix.expanded(prefix, len(suffixes))
+        self.stats["prefill_tokens"] += len(suffixes) * max(map(len, suffixes))
+        rows = greedy_batch(
+            self.model, cache, len(prefix), suffixes, decoding.max_new_tokens,
+            self.tok.eos_token_id, self.tok.pad_token_id, self.device,
+        )  # fmt: skip
+        self.stats["decode_tokens"] += sum(len(r) - 1 for r in rows)
+        return rows
+
+    def _sampled(self, prefix: list[int], suffixes: list[list[int]], decoding: Decoding) -> Any:
+        """``generate`` continuing from the prefix cache: the same batches and seeds as
+        the plain path, so the random draws have the same shapes."""
+        import torch
+
+        from rlstream.evaluation.prefix import layout
+
+        assert self.prefix is not None
+        n = decoding.samples
+        cache = self.prefix.expanded(prefix, len(suffixes) * n)
+        ids, mask, _ = layout(len(prefix), suffixes, self.tok.pad_token_id, self.device)
+        head = torch.tensor(prefix, dtype=torch.long, device=self.device)
+        full = torch.cat([head.expand(len(suffixes), len(prefix)), ids], dim=1)
+        self.stats["prefill_tokens"] += len(suffixes) * n * ids.shape[1]
+        kwargs = self._kwargs(decoding)
+        return self._run_generate(
+            full.shape[1],
+            input_ids=full,
+            attention_mask=mask,
+            **{self.prefix.kwarg: cache},
+            **kwargs,
+        )
+
     def close(self) -> None:
         del self.model
 
@@ -146,12 +209,15 @@ def vllm_available() -> bool:
     return importlib.util.find_spec("vllm") is not None
 
 
-def make_sampler(model: ModelRef, kind: str = "auto", device: str = "auto") -> Sampler:
-    """``hf`` (transformers), ``vllm``, or ``auto``: vLLM when importable on a GPU."""
+def make_sampler(
+    model: ModelRef, kind: str = "auto", device: str = "auto", prefix_cache: bool = True
+) -> Sampler:
+    """``hf`` (transformers), ``vllm``, or ``auto``: vLLM when importable on a GPU.
+    ``prefix_cache``: reuse the prompts' common prefix (same outputs; off: plain generate)."""
     if kind == "vllm" or (kind == "auto" and vllm_available() and resolve_device(device) == "cuda"):
         if not vllm_available():
             raise ConfigError("the vllm sampler needs the vllm package (the GPU image has it)")
         from rlstream.evaluation.vllm_sampler import VLLMSampler
 
-        return VLLMSampler(model)
-    return HFSampler(model, device)
+        return VLLMSampler(model, prefix_cache)
+    return HFSampler(model, device, prefix_cache)

@@ -63,6 +63,9 @@ def eval_command(
     seed: int = typer.Option(0, help="sampling and bootstrap seed"),
     device: str = typer.Option("auto", help="auto | cpu | cuda"),
     sampler: str = typer.Option("auto", help="auto | hf | vllm"),
+    prefix_cache: bool = typer.Option(
+        True, help="prefill the prompts' common prefix once per model (same outputs)"
+    ),
     out: Path = typer.Option(Path("eval"), "--out", help="report folder"),
     environment: str = typer.Option(
         None, "--environment", help="play whole episodes in this environment: replay | python"
@@ -90,6 +93,7 @@ def eval_command(
         max_prompts=max_prompts,
         device=device,
         sampler=sampler,
+        prefix_cache=prefix_cache,
         training_dataset=training_dataset,
         environment=env,
     )

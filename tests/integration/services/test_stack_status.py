@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -54,13 +55,17 @@ def _stack_file(st: Stack, folder: Path) -> StackFile:
 
 
 def _status(folder: Path) -> dict[str, Any]:
+    t0 = time.monotonic()
     res = subprocess.run(
         [sys.executable, "-m", "rlstream.services.cli.main", "status", "--json",
          "--data-dir", str(folder), "--sample", "0"],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert res.returncode == 0, res.stderr
-    return dict(json.loads(res.stdout))
+    doc = dict(json.loads(res.stdout))
+    # the figures docs/status.md quotes (pytest -rP shows them)
+    print(f"status: collect {doc['collect_s']:.3f}s, command {time.monotonic() - t0:.1f}s")
+    return doc
 
 
 def _status_when(folder: Path, ok: Callable[[dict[str, Any]], bool]) -> dict[str, Any] | None:

@@ -91,14 +91,20 @@ def _kl(method: str, beta: float) -> dict[str, Any]:
     }
 
 
+def samples_per_prompt(method: str, config: TrainConfig) -> int:
+    """GRPO/GSPO: a group of ``num_generations``; PPO: one (its baseline is the critic),
+    as the OpenRLHF backend's PPO."""
+    return 1 if method == "ppo" else config.num_generations
+
+
 def _critic(model: str, config: TrainConfig, lr: float) -> dict[str, Any]:
-    """PPO's value model: the base model with its own LoRA, at the actor's micro batch."""
+    """PPO's value model: the base model with its own LoRA, one sample per micro batch."""
     return {
         "critic.model.path": model,
         "critic.model.lora_rank": config.lora_rank,
         "critic.model.lora_alpha": config.lora_alpha,
         "critic.optim.lr": lr,
-        "critic.ppo_micro_batch_size_per_gpu": config.num_generations,
+        "critic.ppo_micro_batch_size_per_gpu": 1,
     }
 
 
@@ -107,7 +113,7 @@ def base_overrides(
 ) -> dict[str, Any]:
     """What the adapter sets: one GPU, vLLM colocated (verl's hybrid engine), LoRA, one
     optimiser step per prompt batch, a checkpoint at the last step (the adapter's source)."""
-    n = config.num_generations
+    n = samples_per_prompt(method, config)
     batch = max(1, min(rows, config.batch_size))  # prompts per step
     per_epoch = max(1, rows // batch)
     lr = resolved(config.learning_rate, "learning_rate")

@@ -22,7 +22,13 @@ from rlstream.training.verl import reward_file
 from rlstream.training.verl.batches import check_batches
 from rlstream.training.verl.dataset import convert_grpo
 from rlstream.training.verl.keys import parse_overrides
-from rlstream.training.verl.overrides import RunPaths, base_overrides, estimator, merge
+from rlstream.training.verl.overrides import (
+    RunPaths,
+    base_overrides,
+    estimator,
+    merge,
+    samples_per_prompt,
+)
 from rlstream.training.verl.pin import ENTRY, VERL_VERSION
 
 #: where the adapter's own files go inside the run's output_dir
@@ -79,7 +85,7 @@ def prepare(
         "method": chosen,
         "dataset_id": manifest.dataset_id,
         "prompts": train.rows,
-        "num_generations": config.num_generations,
+        "samples_per_prompt": samples_per_prompt(chosen, config),
         "planned_steps": steps,
         "critic": critic,
         "reward_specs": specs,

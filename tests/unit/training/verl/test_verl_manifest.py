@@ -137,7 +137,8 @@ def test_the_cli_dry_run_prints_a_plan_verls_loader_accepts(
     assert argv[:3] == ["python3", "-m", "verl.trainer.main_ppo"]
     cfg = compose(argv[3:])
     assert cfg.algorithm.adv_estimator == ("gae" if method == "ppo" else "grpo")
-    assert cfg.actor_rollout_ref.rollout.n == 4 and cfg.data.train_batch_size >= 1
+    assert cfg.actor_rollout_ref.rollout.n == (1 if method == "ppo" else 4)
+    assert cfg.data.train_batch_size >= 1
     assert cfg.reward.custom_reward_function.path == str(tmp_path / "r" / "verl" / "reward_fn.py")
     assert cfg.reward.custom_reward_function.name == "compute_score"
     loss = cfg.actor_rollout_ref.actor.policy_loss.loss_mode

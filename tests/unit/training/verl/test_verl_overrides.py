@@ -60,6 +60,9 @@ def test_methods_map_to_verls_algorithms() -> None:
     assert {"algorithm.adv_estimator=grpo", "actor_rollout_ref.rollout.n=4"} <= grpo
     assert "actor_rollout_ref.actor.policy_loss.loss_mode=gspo" in gspo - grpo
     assert "algorithm.adv_estimator=gae" in ppo and "critic.model.path=/models/base" in ppo
+    assert (
+        "actor_rollout_ref.rollout.n=1" in ppo
+    )  # one sample per prompt: the critic is the baseline
     # PPO's beta is the in-reward KL penalty; GRPO's 0 means no reference model at all
     assert {"algorithm.use_kl_in_reward=true", "algorithm.kl_ctrl.kl_coef=0.01"} <= ppo
     assert "actor_rollout_ref.actor.use_kl_loss=false" in grpo

@@ -120,8 +120,10 @@ class ServedModel:
             "model_path": None if model is None else str(model),
             "promotion_id": promotion_id,
         }
+        token = os.environ.get("RLSTREAM_SERVE_ADMIN_TOKEN")  # the child's, if it was given
+        auth = {"Authorization": f"Bearer {token}"} if token else {}
         try:
-            answer = _post(f"{self.url}{ADAPTER_PATH}", body, {}, 600.0)
+            answer = _post(f"{self.url}{ADAPTER_PATH}", body, auth, 600.0)
         except urllib.error.HTTPError as e:
             if e.code not in (404, 405):
                 raise ServeError(f"hot-swap to {model_id[:12]} refused: HTTP {e.code}") from e

@@ -10,9 +10,10 @@ base's, so each model computes its own), and every batch continues from a copy o
   suffixes left-padded after it, the attention mask zero on the pads, position ids counting
   real tokens only, so every real token sees exactly the keys, values and positions it has
   in plain left-padded ``generate``;
-* greedy: our own loop (argmax on float32 logits, as ``generate``), and a row leaves the
-  batch at EOS (its cache rows are dropped), so a batch no longer runs every row to its
-  longest member;
+* greedy: our own loop (argmax on float32 logits, as ``generate``); a row leaves the batch
+  at EOS (its cache rows are dropped) and the next prompt joins (continuous batching: the
+  joining rows' cache gets masked zero slots after the prefix so the widths match), so no
+  row waits for the longest member of its batch and every step runs full;
 * sampled: ``generate`` itself continues from the prefix cache, with the same batches and
   seeds as without it, so the random draws have the same shapes (identical samples unless
   the logits differ in rounding).
@@ -97,48 +98,119 @@ def layout(prefix_len: int, suffixes: Sequence[Sequence[int]], pad: int, device:
     return ids.to(device), mask.to(device), pos.to(device)
 
 
-def greedy_batch(
+class _Rows:
+    """The rows being decoded: their cache, mask, last positions and pending logits."""
+
+    def __init__(self, cache: Any, mask: Any, last: Any, logits: Any, ids: list[int]) -> None:
+        self.cache, self.mask, self.last, self.logits, self.ids = cache, mask, last, logits, ids
+
+    def keep(self, rows: list[int]) -> None:
+        import torch
+
+        sel = torch.tensor(rows, device=self.mask.device)
+        self.cache.batch_select_indices(sel)
+        self.mask, self.last, self.logits = self.mask[sel], self.last[sel], self.logits[sel]
+        self.ids = [self.ids[j] for j in rows]
+
+    def join(self, other: _Rows, prefix_len: int) -> None:
+        """Append ``other``'s rows; the shorter side gets masked zero slots right after
+        the prefix, so both sides' real tokens keep their keys, values and positions."""
+        import torch
+
+        width = max(self.mask.shape[1], other.mask.shape[1])
+        for side in (self, other):
+            gap = width - side.mask.shape[1]
+            if gap:
+                m = side.mask
+                side.mask = torch.cat(
+                    [m[:, :prefix_len], m.new_zeros((m.shape[0], gap)), m[:, prefix_len:]], 1
+                )
+                for layer in side.cache.layers:
+                    for name in ("keys", "values"):
+                        t = getattr(layer, name)
+                        pad = t.new_zeros((*t.shape[:2], gap, t.shape[3]))
+                        setattr(
+                            layer,
+                            name,
+                            torch.cat([t[:, :, :prefix_len], pad, t[:, :, prefix_len:]], 2),
+                        )
+        for mine, theirs in zip(self.cache.layers, other.cache.layers, strict=True):
+            mine.keys = torch.cat([mine.keys, theirs.keys])
+            mine.values = torch.cat([mine.values, theirs.values])
+        self.mask = torch.cat([self.mask, other.mask])
+        self.last = torch.cat([self.last, other.last])
+        self.logits = torch.cat([self.logits, other.logits])
+        self.ids += other.ids
+
+
+def greedy_stream(
     model: Any,
-    cache: Any,
-    prefix_len: int,
+    prefix: PrefixCache,
+    prefix_ids: Sequence[int],
     suffixes: Sequence[Sequence[int]],
+    rows: int,
     max_new_tokens: int,
     eos: int,
     pad: int,
-    device: str,
+    on_done: Any = None,
+    stats: dict[str, int] | None = None,
 ) -> list[list[int]]:
-    """Greedy continuations of ``prefix + suffix`` rows (``cache`` holds the prefix for
-    every row); each row ends at its EOS (included) or at ``max_new_tokens``."""
+    """Greedy continuations of ``prefix_ids + suffix`` for every suffix, in order, at most
+    ``rows`` at a time: a row ends at its EOS (included) or at ``max_new_tokens`` and leaves
+    the batch, and the next suffixes join it (continuous batching). ``on_done(n)``: n
+    prompts just finished; ``stats``: counts suffix tokens prefilled (pads included) and
+    decode row-steps."""
     import torch
 
-    ids, mask, pos = layout(prefix_len, suffixes, pad, device)
-    kw = {cache_kwarg(model): cache}
+    kw = cache_kwarg(model)
+    p = len(prefix_ids)
     out: list[list[int]] = [[] for _ in suffixes]
-    alive = list(range(len(suffixes)))
-    last = pos[:, -1]
-    with torch.no_grad():
+    waiting = list(range(len(suffixes)))
+    batch: _Rows | None = None
+    counts = stats if stats is not None else {}
+    counts.setdefault("prefill_tokens", 0)
+    counts.setdefault("decode_tokens", 0)
+
+    def admit(n: int) -> _Rows:
+        take, waiting[:] = waiting[:n], waiting[n:]
+        cache = prefix.expanded(prefix_ids, len(take))
+        ids, mask, pos = layout(p, [suffixes[i] for i in take], pad, prefix.device)
         logits = model(
             input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True,
-            logits_to_keep=1, **kw,
+            logits_to_keep=1, **{kw: cache},
         ).logits[:, -1]  # fmt: skip
-        for step in range(max_new_tokens):
-            nxt = logits.float().argmax(-1)
+        counts["prefill_tokens"] += ids.numel()
+        return _Rows(cache, mask, pos[:, -1], logits, take)
+
+    with torch.no_grad():
+        while waiting or batch is not None:
+            if waiting and (batch is None or len(batch.ids) < rows):
+                new = admit(rows - (0 if batch is None else len(batch.ids)))
+                if batch is None:
+                    batch = new
+                else:
+                    batch.join(new, p)
+            assert batch is not None
+            nxt = batch.logits.float().argmax(-1)
             keep = []
             for j, tok in enumerate(nxt.tolist()):
-                out[alive[j]].append(tok)
-                if tok != eos:
+                row = out[batch.ids[j]]
+                row.append(tok)
+                if tok != eos and len(row) < max_new_tokens:
                     keep.append(j)
-            if not keep or step == max_new_tokens - 1:
-                break
-            if len(keep) < len(alive):  # finished rows leave the batch and the cache
-                sel = torch.tensor(keep, device=device)
-                cache.batch_select_indices(sel)
-                mask, nxt, last = mask[sel], nxt[sel], last[sel]
-                alive = [alive[j] for j in keep]
-            mask = torch.cat([mask, mask.new_ones((len(alive), 1))], dim=1)
-            last = last + 1
-            logits = model(
-                input_ids=nxt[:, None], attention_mask=mask, position_ids=last[:, None],
-                use_cache=True, **kw,
+            if len(keep) < len(batch.ids) and on_done is not None:
+                on_done(len(batch.ids) - len(keep))
+            if not keep:
+                batch = None
+                continue
+            if len(keep) < len(batch.ids):  # finished rows leave the batch and the cache
+                batch.keep(keep)
+                nxt = nxt[torch.tensor(keep, device=nxt.device)]
+            batch.mask = torch.cat([batch.mask, batch.mask.new_ones((len(keep), 1))], dim=1)
+            batch.last = batch.last + 1
+            counts["decode_tokens"] += len(keep)
+            batch.logits = model(
+                input_ids=nxt[:, None], attention_mask=batch.mask,
+                position_ids=batch.last[:, None], use_cache=True, **{kw: batch.cache},
             ).logits[:, -1]  # fmt: skip
     return out

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from rlstream.errors import ConfigError
 from rlstream.evaluation.models import Decoding, ModelRef
-from rlstream.evaluation.prefix import PrefixCache, common_prefix, greedy_batch
+from rlstream.evaluation.prefix import PrefixCache, common_prefix, greedy_stream
 
 Messages = Sequence[dict[str, Any]]
 #: called with the number of prompts just finished
@@ -116,23 +116,35 @@ class HFSampler:
         n = decoding.samples
         eos = self.tok.eos_token_id
         prefix = [] if self.prefix is None else common_prefix(encoded)
+        if self.prefix is not None and decoding.greedy:
+            rows = greedy_stream(
+                self.model, self.prefix, prefix, [encoded[i][len(prefix) :] for i in order],
+                decoding.batch_size, decoding.max_new_tokens, eos, self.tok.pad_token_id, advance,
+                self.stats,
+            )  # fmt: skip
+            for i, row in zip(order, rows, strict=True):
+                out[i].append(self._generation(row))
+            return out
         for b, start in enumerate(range(0, len(order), decoding.batch_size)):
             idx = order[start : start + decoding.batch_size]
             torch.manual_seed(decoding.seed * 100_003 + b)
             if self.prefix is None:
                 new = self._plain(encoded, idx, decoding)
-            elif decoding.greedy:
-                new = self._greedy(prefix, [encoded[i][len(prefix) :] for i in idx], decoding)
             else:
                 new = self._sampled(prefix, [encoded[i][len(prefix) :] for i in idx], decoding)
             for j, row in enumerate(new):
-                stop = next((t for t, tok in enumerate(row) if tok == eos), None)
-                body = row if stop is None else row[:stop]
-                text = str(self.tok.decode(body, skip_special_tokens=True))
-                out[idx[j // n]].append(Generation(text.strip(), len(body), stop is not None))
+                out[idx[j // n]].append(self._generation(row))
             if advance is not None:
                 advance(len(idx))
         return out
+
+    def _generation(self, row: list[int]) -> Generation:
+        """The text before the first EOS (a row cut at the limit has none)."""
+        eos = self.tok.eos_token_id
+        stop = next((t for t, tok in enumerate(row) if tok == eos), None)
+        body = row if stop is None else row[:stop]
+        text = str(self.tok.decode(body, skip_special_tokens=True))
+        return Generation(text.strip(), len(body), stop is not None)
 
     def _kwargs(self, decoding: Decoding) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
@@ -166,17 +178,6 @@ class HFSampler:
         width = batch["input_ids"].shape[1]
         self.stats["prefill_tokens"] += len(idx) * decoding.samples * width
         return self._run_generate(width, **batch, **self._kwargs(decoding))
-
-    def _greedy(self, prefix: list[int], suffixes: list[list[int]], decoding: Decoding) -> Any:
-        assert self.prefix is not None
-        cache = self.prefix.expanded(prefix, len(suffixes))
-        self.stats["prefill_tokens"] += len(suffixes) * max(map(len, suffixes))
-        rows = greedy_batch(
-            self.model, cache, len(prefix), suffixes, decoding.max_new_tokens,
-            self.tok.eos_token_id, self.tok.pad_token_id, self.device,
-        )  # fmt: skip
-        self.stats["decode_tokens"] += sum(len(r) - 1 for r in rows)
-        return rows
 
     def _sampled(self, prefix: list[int], suffixes: list[list[int]], decoding: Decoding) -> Any:
         """``generate`` continuing from the prefix cache: the same batches and seeds as

@@ -66,7 +66,7 @@ def _both(ref: ModelRef, prompts: list[Any], decoding: Decoding) -> tuple[Any, A
     return want, got, fast
 
 
-GREEDY = Decoding(greedy=True, max_new_tokens=24, batch_size=4)
+GREEDY = Decoding(greedy=True, max_new_tokens=40, batch_size=4)
 
 
 def test_greedy_equals_generate_on_the_demo_heldout(base_model: Path, heldout: Path) -> None:

@@ -18,6 +18,8 @@ BACKENDS: dict[str, str] = {
     "builtin": "rlstream.training.builtin:BuiltinBackend",
     "openrlhf": "rlstream.training.openrlhf:OpenRLHFBackend",
     "verl": "rlstream.training.verl:VerlBackend",
+    # plans only: writes a NeMo RL config + adapter, refuses to train (no NeMo RL here)
+    "nemo-rl": "rlstream.training.nemo_rl:NemoRLBackend",
 }
 
 
@@ -50,7 +52,7 @@ class Backend(Protocol):
 
 
 def get_backend(name: str) -> Backend:
-    """The backend registered under ``name`` ("builtin" | "openrlhf")."""
+    """The backend registered under ``name`` ("builtin" | "openrlhf" | "nemo-rl" | ...)."""
     target = BACKENDS.get(name)
     if target is None:
         raise ConfigError(f"unknown training backend {name!r}; choose one of {sorted(BACKENDS)}")

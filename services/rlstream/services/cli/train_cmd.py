@@ -24,10 +24,16 @@ from rlstream.services.cli.common import EXIT_DATA, console, friendly_errors, ou
 @friendly_errors
 def train(
     dataset: Annotated[Path, typer.Option("--dataset", help="a dataset folder from curate")],
-    method: Annotated[str, typer.Option(help="auto (the dataset's pick) | sft | dpo | grpo")] = (
-        "auto"
-    ),
-    backend: Annotated[str, typer.Option(help="builtin (TRL, CPU/1 GPU) | openrlhf")] = "builtin",
+    method: Annotated[
+        str, typer.Option(help="auto (the dataset's pick) | sft | dpo | grpo | gspo | ppo")
+    ] = "auto",
+    backend: Annotated[
+        str,
+        typer.Option(
+            help="builtin (TRL, CPU/1 GPU) | openrlhf (GPU) | nemo-rl (plan only: --dry-run "
+            "writes the config; see docs/training.md for the method table)"
+        ),
+    ] = "builtin",
     model: Annotated[
         str | None, typer.Option(help="base model dir or hub id (default: SmolLM2-135M)")
     ] = None,
@@ -105,6 +111,10 @@ def train(
         on_policy=on_policy,
         on_policy_methods=tuple(m.strip() for m in on_policy_methods.split(",") if m.strip()),
     )
+    if backend == "nemo-rl" and not dry_run:
+        from rlstream.training.nemo_rl import PLAN_ONLY
+
+        raise ConfigError(PLAN_ONLY)
     if launcher == "kubernetes":
         _kubernetes(dataset, config, backend, model, dry_run)
         return
@@ -133,12 +143,21 @@ def _dry_run(
     out.print(f"[bold]{p.backend}[/] {p.method} on {p.dataset_dir} -> {p.output_dir}")
     out.print(f"base model: {p.base_model}")
     for k, v in p.summary.items():
-        out.print(f"  {k}: {v}")
+        if k != "how_to_run":
+            out.print(f"  {k}: {v}")
     if p.argv:
         out.print("argv:")
         out.print("  " + " \\\n    ".join(p.argv), soft_wrap=True, markup=False)
     for name, text in p.files.items():
         out.print(f"file {name} ({len(text)} bytes)")
+    if p.summary.get("plan_only"):  # nemo-rl: the plan is the product; write it
+        from rlstream.training.nemo_rl import write_plan_files
+
+        for path in write_plan_files(p):
+            out.print(f"wrote {path}", markup=False)
+        out.print("how to run (rlstream has not run this plan):")
+        for line in p.summary.get("how_to_run", []):
+            out.print(f"  {line}", markup=False, soft_wrap=True)
 
 
 def _local(

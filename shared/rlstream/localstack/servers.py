@@ -130,11 +130,14 @@ class KafkaServer:
             "num.partitions": "3",
             # one node: every internal topic has RF 1, else the coordinators stay unavailable
             "offsets.topic.replication.factor": "1",
+            "offsets.topic.num.partitions": "3",  # not 50: created at the first group join
             "transaction.state.log.replication.factor": "1",
+            "transaction.state.log.num.partitions": "3",
             "transaction.state.log.min.isr": "1",
             "share.coordinator.state.topic.replication.factor": "1",
             "share.coordinator.state.topic.min.isr": "1",
             "group.initial.rebalance.delay.ms": "0",
+            "log.cleaner.dedupe.buffer.size": str(16 << 20),  # not 128 MiB of heap
             "auto.create.topics.enable": "false",
         }
         path = self.workdir / "server.properties"

@@ -64,7 +64,7 @@ async def probe_service(name: str, ep: ServiceEndpoints, timeout_s: float = 2.0)
             asyncio.to_thread(_get, base + "/healthz", timeout_s),
             asyncio.to_thread(_get, base + "/readyz", timeout_s),
         )
-    except (OSError, ValueError) as exc:
+    except Exception as exc:  # refused, timed out, a half-sent answer: all "cannot ask"
         why = getattr(exc, "reason", None) or exc
         return ServiceStatus(
             name=name, pid=ep.pid, alive=alive, reason=f"health endpoint: {why}"[:200]
@@ -80,7 +80,7 @@ async def probe_service(name: str, ep: ServiceEndpoints, timeout_s: float = 2.0)
             code, text = await asyncio.to_thread(_get, ep.metrics_url, timeout_s)
             if code == 200:
                 totals = parse_totals(text)
-        except (OSError, ValueError):
+        except Exception:
             pass  # readiness is what matters; the totals stay blank
     return ServiceStatus(
         name=name,

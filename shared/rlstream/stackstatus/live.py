@@ -55,7 +55,12 @@ async def _live(
     title: str,
     screen: bool,
 ) -> None:
-    collector = StatusCollector(stack, settings, timeout_s=min(5.0, max(1.0, refresh_s * 3)))
+    try:
+        collector = StatusCollector(stack, settings, timeout_s=min(5.0, max(1.0, refresh_s * 3)))
+    except Exception as exc:  # the settings do not load: say so once, never end the stack
+        line = f"{title}: no live view: {why(exc)}"
+        (console or Console(stderr=True)).print(line, markup=False, highlight=False, soft_wrap=True)
+        return
     previous: StatusSnapshot | None = None
     waiting = Text(f"{title}: collecting the stack's status ...")
     try:
@@ -67,9 +72,9 @@ async def _live(
                     live.update(render_snapshot(snap, title))
                     previous = snap
                 except Exception as exc:  # a bug in a source must not end the view
-                    line = Text(f"status failed: {why(exc)}", style="red")
-                    live.update(Group(line) if previous is None else Group(
-                        line, render_snapshot(previous, title)))  # fmt: skip
+                    failed = Text(f"status failed: {why(exc)}", style="red")
+                    live.update(Group(failed) if previous is None else Group(
+                        failed, render_snapshot(previous, title)))  # fmt: skip
                 left = refresh_s - (time.monotonic() - t0)
                 if left > 0:
                     await asyncio.to_thread(stop.wait, left)

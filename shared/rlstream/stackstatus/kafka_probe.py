@@ -82,14 +82,13 @@ class KafkaProbe:
         """Offsets of the named topics that exist (absent ones are left out)."""
         from aiokafka import TopicPartition
 
-        cons, _ = await self._clients()
-        existing = await asyncio.wait_for(cons.topics(), self.timeout_s)  # fresh metadata
-        tps = [
-            TopicPartition(n, p)
-            for n in names
-            if n in existing
-            for p in sorted(cons.partitions_for_topic(n) or ())
-        ]
+        cons, admin = await self._clients()
+        # the whole cluster's metadata, fresh: naming topics would auto-create them on some
+        # brokers, and the consumer's own view knows only the topics it was asked about
+        meta = await asyncio.wait_for(admin.describe_topics(None), self.timeout_s)
+        parts = {t["topic"]: sorted(p["partition"] for p in t["partitions"])
+                 for t in meta if not t.get("error_code")}  # fmt: skip
+        tps = [TopicPartition(n, p) for n in names for p in parts.get(n, ())]
         if not tps:
             return {}
         begin = await asyncio.wait_for(cons.beginning_offsets(tps), self.timeout_s)

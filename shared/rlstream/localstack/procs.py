@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from rlstream.errors import RlstreamError
+from rlstream.localstack.stackfile import pid_alive
 
 
 class LocalStackError(RlstreamError):
@@ -157,3 +158,42 @@ def run_checked(argv: Sequence[str], log_path: Path, *, user: str | None = None)
             f"{Path(argv[0]).name} failed (rc={res.returncode}): {last_line(log_path)}"
             f" (see {log_path})"
         )
+
+
+def descendants(pid: int) -> set[int]:
+    """Every process below ``pid`` (any depth), from ``ps`` (Linux and macOS)."""
+    try:
+        res = subprocess.run(
+            ["ps", "-A", "-o", "pid=,ppid="], capture_output=True, text=True, check=False
+        )
+        table = res.stdout
+    except OSError:  # no ps: Linux's /proc says the same
+        table = "\n".join(_proc_pairs())
+    children: dict[int, list[int]] = {}
+    for line in table.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0].isdigit() and parts[1].isdigit():
+            children.setdefault(int(parts[1]), []).append(int(parts[0]))
+    out: set[int] = set()
+    todo = [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            if c not in out:
+                out.add(c)
+                todo.append(c)
+    return out
+
+
+def _proc_pairs() -> list[str]:
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, IndexError):
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            out.append(f"{stat.parent.name} {fields[1]}")
+    return out
+
+
+def wait_gone(pids: set[int], timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and any(pid_alive(p) for p in pids):
+        time.sleep(0.2)

@@ -18,7 +18,6 @@ import os
 import secrets
 import shutil
 import signal
-import subprocess
 import sys
 import time
 import urllib.request
@@ -27,7 +26,15 @@ from pathlib import Path
 
 from rlstream.errors import ConfigError
 from rlstream.events import topics
-from rlstream.localstack.procs import Child, LocalStackError, free_port, port_free, signal_group
+from rlstream.localstack.procs import (
+    Child,
+    LocalStackError,
+    descendants,
+    free_port,
+    port_free,
+    signal_group,
+    wait_gone,
+)
 from rlstream.localstack.servers import HOST, KafkaServer, PostgresServer, RedisServer
 from rlstream.localstack.stackfile import (
     ServiceEndpoint,
@@ -264,13 +271,15 @@ class LocalStack:
             if name in self.services:
                 self.services[name].stop()
                 self.say(f"{name} stopped")
+        groups = set()
         for pid in strays:  # the local launcher's trainers run in groups of their own
             with contextlib.suppress(OSError):
-                signal_group(os.getpgid(pid), signal.SIGTERM)
-        _wait_gone(strays, 20)
-        for pid in strays:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
+                groups.add(os.getpgid(pid))
+        for pgid in groups:
+            signal_group(pgid, signal.SIGTERM)
+        wait_gone(strays, 20)
+        for pgid in groups:
+            signal_group(pgid, signal.SIGKILL)
         for name, server in (
             ("redis", self.redis),
             ("postgres", self.postgres),
@@ -279,7 +288,8 @@ class LocalStack:
             if server is not None and server.child is not None:
                 server.stop()
                 self.say(f"{name} stopped")
-        remove_stack(self.data_dir)
+        if self.stack is not None:  # ours: a refused start leaves the running stack's file
+            remove_stack(self.data_dir)
 
     def pids(self) -> set[int]:
         return set(self.seen_pids)
@@ -288,31 +298,3 @@ class LocalStack:
 def _http_ok(url: str) -> bool:
     with urllib.request.urlopen(url, timeout=2) as r:
         return bool(r.status == 200)
-
-
-def descendants(pid: int) -> set[int]:
-    """Every process below ``pid`` (any depth), from ``ps`` (Linux and macOS)."""
-    res = subprocess.run(
-        ["ps", "-A", "-o", "pid=,ppid="], capture_output=True, text=True, check=False
-    )
-    children: dict[int, list[int]] = {}
-    for line in res.stdout.splitlines():
-        parts = line.split()
-        if len(parts) == 2 and parts[0].isdigit() and parts[1].isdigit():
-            children.setdefault(int(parts[1]), []).append(int(parts[0]))
-    out: set[int] = set()
-    todo = [pid]
-    while todo:
-        for c in children.get(todo.pop(), []):
-            if c not in out:
-                out.add(c)
-                todo.append(c)
-    return out
-
-
-def _wait_gone(pids: set[int], timeout_s: float) -> None:
-    from rlstream.localstack.stackfile import pid_alive
-
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline and any(pid_alive(p) for p in pids):
-        time.sleep(0.2)

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from rlstream.localstack.procs import descendants
 from rlstream.localstack.stackfile import StackFile, read_stack
-from rlstream.localstack.supervisor import descendants
 from rlstream_testkit.paths import missing_reason
 
 

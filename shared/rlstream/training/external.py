@@ -82,14 +82,15 @@ def write_planned(
             raise ConfigError(f"{path}: sha256 {got} is not the planned {digest}")
 
 
-def run_logged(argv: list[str], cwd: Path, log_path: Path) -> tuple[int, str]:
+def run_logged(argv: list[str], cwd: Path, log_path: Path, append: bool = False) -> tuple[int, str]:
     """Run ``argv`` in ``cwd``; its output goes to our stdout (the Job log) and to
-    ``log_path`` (appended). Returns the exit code and the last non-empty output line."""
+    ``log_path`` (``append``: after what is there). Returns the exit code and the last
+    non-empty output line."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     last: deque[str] = deque(maxlen=1)
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with (
-        log_path.open("a", encoding="utf-8") as log,
+        log_path.open("a" if append else "w", encoding="utf-8") as log,
         subprocess.Popen(
             argv,
             cwd=cwd,

@@ -10,13 +10,7 @@ output streamed to the Job's log and to ``openrlhf/train.log``.
 
 from __future__ import annotations
 
-import hashlib
-import os
-import shutil
-import subprocess
-import sys
 import time
-from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -34,12 +28,11 @@ from rlstream.training.config import (
     effective,
 )
 from rlstream.training.data import resolve_method
+from rlstream.training.external import LOG_FILE, Prepared, launcher, run_logged, write_planned
 from rlstream.training.openrlhf import agent_file, reward_file
 from rlstream.training.openrlhf.pin import OPENRLHF_VERSION, check_installed
-from rlstream.training.openrlhf.prepare import WORK_DIR, Prepared, prepare
+from rlstream.training.openrlhf.prepare import WORK_DIR, prepare
 
-PLAN_FILE = "plan.json"
-LOG_FILE = "train.log"
 METRICS_FILE = "metrics.json"
 
 
@@ -105,9 +98,10 @@ class OpenRLHFBackend:
         check_installed(required=True)
         p = self._prepare(dataset_dir, base_model, config, output_dir)
         exe = launcher(p.argv[0])
-        write_planned(p, output_dir)
+        work = output_dir / WORK_DIR
+        write_planned(p, work, {reward_file.FILE_NAME: reward_file.verify})
         started = time.monotonic()
-        code, tail = run_logged([exe, *p.argv[1:]], output_dir)
+        code, tail = run_logged([exe, *p.argv[1:]], output_dir, work / LOG_FILE)
         wall = round(time.monotonic() - started, 3)
         adapter = output_dir / "adapter"
         saved = adapter.is_dir() and any(adapter.glob("adapter_model.*"))
@@ -147,60 +141,3 @@ def _method(method: str) -> TrainMethod:
     if method not in ("sft", "dpo", "grpo", "gspo", "ppo"):
         raise ConfigError(f"unknown method {method!r}")
     return method  # type: ignore[return-value]
-
-
-def launcher(planned: str) -> str:
-    """The planned ``python3`` / ``deepspeed`` as this environment's own executables."""
-    if planned == "python3":
-        return sys.executable
-    beside = Path(sys.executable).with_name(planned)
-    found = str(beside) if beside.is_file() else shutil.which(planned)
-    if found is None:
-        raise ConfigError(f"the {planned} launcher is not installed here (the GPU image has it)")
-    return found
-
-
-def write_planned(p: Prepared, output_dir: Path) -> None:
-    """Write the planned files and plan.json, then re-read every input and check its sha256
-    (the reward file, the prompt file, or the dataset file SFT/DPO read)."""
-    for path, data in p.files.items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-    work = output_dir / WORK_DIR
-    work.mkdir(parents=True, exist_ok=True)
-    record = {"argv": p.argv, "argv_sha256": p.argv_sha256, "sha256": p.sha256, **p.summary}
-    (work / PLAN_FILE).write_bytes(orjson.dumps(record, option=orjson.OPT_INDENT_2))
-    for path, digest in p.inputs.items():
-        if path.name == reward_file.FILE_NAME:
-            reward_file.verify(path, digest)
-            continue
-        got = hashlib.sha256(path.read_bytes()).hexdigest()
-        if got != digest:
-            raise ConfigError(f"{path}: sha256 {got} is not the planned {digest}")
-
-
-def run_logged(argv: list[str], output_dir: Path) -> tuple[int, str]:
-    """Run ``argv`` in ``output_dir``; its output goes to our stdout (the Job log) and to
-    openrlhf/train.log. Returns the exit code and the last non-empty output line."""
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    last: deque[str] = deque(maxlen=1)
-    with (
-        (output_dir / WORK_DIR / LOG_FILE).open("w", encoding="utf-8") as log,
-        subprocess.Popen(
-            argv,
-            cwd=output_dir,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            errors="replace",
-        ) as proc,
-    ):
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            log.write(line)
-            sys.stdout.write(line)
-            if line.strip():
-                last.append(line.strip()[:500])
-        code = proc.wait()
-    return code, last[0] if last else ""

@@ -23,10 +23,11 @@ from rlstream.errors import ConfigError, InputError
 from rlstream.training.builtin.multiturn import task_openings
 from rlstream.training.config import TrainConfig
 from rlstream.training.data import train_rows
+from rlstream.training.external import Prepared
 from rlstream.training.openrlhf import agent_file
 from rlstream.training.openrlhf.argv import RunPaths, build_argv
 from rlstream.training.openrlhf.pin import OPENRLHF_VERSION
-from rlstream.training.openrlhf.prepare import PROMPTS_FILE, WORK_DIR, Prepared
+from rlstream.training.openrlhf.prepare import PROMPTS_FILE, WORK_DIR
 
 
 def env_prompts(

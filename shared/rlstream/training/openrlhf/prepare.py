@@ -8,18 +8,15 @@ file. It returns the argv with every input file's sha256. ``--dry-run`` prints t
 
 from __future__ import annotations
 
-import hashlib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import orjson
 
 from rlstream.curation.writer import verify_dataset
 from rlstream.errors import ConfigError, InputError
 from rlstream.grading import SpecResolver
 from rlstream.training.config import RL_METHODS, MethodChoice, TrainConfig
 from rlstream.training.data import read_rows, resolve_method
+from rlstream.training.external import Prepared
 from rlstream.training.openrlhf import deepspeed_argv, reward_file
 from rlstream.training.openrlhf.argv import RunPaths, build_argv
 from rlstream.training.openrlhf.dataset import convert_grpo
@@ -30,27 +27,6 @@ from rlstream.training.reward import gradeable, parse_label
 #: where the adapter's own files go inside the run's output_dir
 WORK_DIR = "openrlhf"
 PROMPTS_FILE = "prompts.jsonl"
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """The argv, the files to write (path -> bytes), every file the command reads with its
-    sha256 (checked again right before launch), and a summary."""
-
-    method: str
-    argv: list[str]
-    files: dict[Path, bytes]
-    inputs: dict[Path, str]
-    steps: int
-    summary: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def sha256(self) -> dict[str, str]:
-        return {path.name: digest for path, digest in self.inputs.items()}
-
-    @property
-    def argv_sha256(self) -> str:
-        return hashlib.sha256(orjson.dumps(self.argv)).hexdigest()
 
 
 def _gradeable(dataset_dir: Path) -> tuple[list[dict[str, Any]], dict[str, int], list[str]]:

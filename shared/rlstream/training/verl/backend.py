@@ -154,7 +154,7 @@ def export_adapter(python: str, work: Path, adapter: Path) -> str | None:
     merged = work / "merged"
     argv = [python, "-m", MERGER, "merge", "--backend", "fsdp"]
     argv += ["--local_dir", str(actor), "--target_dir", str(merged)]
-    code, tail = run_logged(argv, work, work / LOG_FILE)
+    code, tail = run_logged(argv, work, work / LOG_FILE, append=True)
     lora = merged / "lora_adapter"
     if code != 0:
         return f"verl.model_merger exited with code {code}: {tail or 'no output'}"

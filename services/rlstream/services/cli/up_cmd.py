@@ -71,7 +71,7 @@ def _died(stack: LocalStack, names: list[str]) -> int:
 def _summary(result: UpDemoResult, total_s: float, stack_s: float) -> None:
     ev = result.evaluation
     if ev is None:
-        console.print(f"\n[red]no decision[/]: {result.failure}")
+        console.print(f"\n[red]no decision[/]: {escape(str(result.failure))}", soft_wrap=True)
         return
     report = _report(ev.report_path)
     d = report.get("delta") or {}

@@ -15,7 +15,7 @@ from rlstream.curation.writer import verify_dataset
 from rlstream.errors import ConfigError, InputError
 from rlstream.grading import SpecResolver
 from rlstream.training.config import MethodChoice, TrainConfig
-from rlstream.training.data import read_rows, resolve_method
+from rlstream.training.data import check_on_policy, resolve_method, train_rows
 from rlstream.training.external import Prepared
 from rlstream.training.reward import gradeable, parse_label
 from rlstream.training.verl import reward_file
@@ -65,7 +65,9 @@ def prepare(
         )
     if config.num_generations < 2 and chosen != "ppo":
         raise ConfigError(f"{chosen} needs num_generations >= 2 (verl's grpo baseline)")
-    rows, skipped = gradeable(read_rows(dataset_dir, "grpo"), SpecResolver())
+    resolved = config.model_copy(update={"method": chosen})
+    check_on_policy(dataset_dir, manifest, resolved)  # --on-policy: that policy's rows only
+    rows, skipped = gradeable(train_rows(dataset_dir, resolved), SpecResolver())
     if not rows:
         why = "; ".join(f"{n} x {reason}" for reason, n in sorted(skipped.items()))
         raise InputError(f"{dataset_dir}: no GRPO row can be graded ({why or 'no rows'})")

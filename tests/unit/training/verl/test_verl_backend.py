@@ -105,6 +105,7 @@ def test_plan_is_a_dry_run_with_the_command_and_the_reward_file(
         ({"reward_config": "rewards.yaml"}, "--reward-config is not supported"),
         ({"environment": "python"}, "single-turn only"),
         ({"lora_dropout": 0.05}, "FSDP LoRA has no dropout"),
+        ({"on_policy": "champ-model"}, "on-policy grpo: none of the"),
     ],
 )
 def test_what_it_cannot_run_is_refused(

@@ -4,12 +4,13 @@ The estimate counts what the trainer will run, from the run's :class:`TrainConfi
 the dataset's size: a run of ``max_steps`` optimizer steps sees
 
     S  = steps        builtin (TRL): max_steps (a ``--max_steps=N`` backend arg wins)
+                      verl: max_steps (``trainer.total_training_steps=N`` wins)
                       openrlhf: whole passes over the file, ceil(max_steps / per_pass)
                       x per_pass with per_pass = rows // (batch x grad_acc), times the
                       ``--train.max_epochs=E`` backend arg where one is given
     Q  = S x batch_size x gradient_accumulation_steps   sequences (GRPO/GSPO: completions;
-                      openrlhf GRPO/GSPO: S x min(rows, batch_size) x G, its batch counts
-                      prompts; openrlhf PPO: G = 1, one sample per prompt)
+                      openrlhf and verl GRPO/GSPO: S x min(rows, batch_size) x G, their
+                      batch counts prompts; their PPO: G = 1, one sample per prompt)
     L  = max_length   tokens per sequence (rows are cut to it: an upper bound)
 
 and the usual dense-transformer FLOPs (LoRA saves optimizer memory, not backward FLOPs):
@@ -119,6 +120,11 @@ def planned_steps(config: TrainConfig, backend: str, rows: int) -> tuple[int, in
     """(optimizer steps, sequences per step) the backend runs for ``config`` on ``rows``."""
     method = method_of(config)
     per_step = config.batch_size * config.gradient_accumulation_steps
+    if backend == "verl":  # max_steps exactly (rlstream.training.verl.overrides); RL only
+        steps = _backend_arg(config, "trainer.total_training_steps")
+        prompts = max(1, min(rows, config.batch_size))
+        samples = 1 if method == "ppo" else config.num_generations
+        return (int(steps) if steps and steps > 0 else config.max_steps), prompts * samples
     if backend != "openrlhf":
         steps = _backend_arg(config, "max_steps")
         return (int(steps) if steps and steps > 0 else config.max_steps), per_step

@@ -26,7 +26,7 @@ class LaunchSettings(Settings):
         description="none | local | kubernetes | any `rlstream.launchers` entry point; "
         "auto = local on embedded settings (no postgres_dsn), none otherwise",
     )
-    train_backend: str = Field(default="builtin", description="builtin | openrlhf")
+    train_backend: str = Field(default="builtin", description="builtin | openrlhf | verl")
     train_base_model: str | None = Field(
         default=None, description="model dir or hub id; None = the bundled SmolLM2-135M"
     )

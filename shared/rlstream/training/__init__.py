@@ -1,7 +1,7 @@
 """Training: a curated dataset folder -> a LoRA adapter, metrics and lineage.
 
-Backends: ``builtin`` (TRL + peft, CPU or one GPU) and ``openrlhf`` (an external command in
-a pinned GPU image). Heavy libraries load only when a backend trains.
+Backends: ``builtin`` (TRL + peft, CPU or one GPU), and ``openrlhf`` and ``verl`` (external
+commands in a pinned GPU image). Heavy libraries load only when a backend trains.
 """
 
 from rlstream.training.backend import BACKENDS, Backend, get_backend

@@ -30,7 +30,8 @@ def train(
     backend: Annotated[
         str,
         typer.Option(
-            help="builtin (TRL, CPU/1 GPU) | openrlhf (GPU) | nemo-rl (plan only: --dry-run "
+            help="builtin (TRL, CPU/1 GPU) | openrlhf (GPU) | verl (GPU: grpo, gspo, ppo) | "
+            "nemo-rl (plan only: --dry-run "
             "writes the config; see docs/training.md for the method table)"
         ),
     ] = "builtin",

@@ -1,7 +1,7 @@
 """The trainer service: the Kubernetes Job's (and the local launcher's) entrypoint.
 
     python -m rlstream.services.trainer --run-id R --dataset DIR [--output DIR]
-        [--backend builtin|openrlhf] [--model M] [--config TRAINCONFIG_JSON]
+        [--backend builtin|openrlhf|verl] [--model M] [--config TRAINCONFIG_JSON]
         [--method auto|sft|dpo|grpo|gspo|ppo] [--max-steps N]
 
 ``--config`` is the launcher's whole :class:`~rlstream.training.TrainConfig` (every flag

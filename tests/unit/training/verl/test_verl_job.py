@@ -49,3 +49,17 @@ def test_a_verl_run_gets_gpus_shm_and_its_backend() -> None:
     assert job["metadata"]["annotations"]["rlstream.dev/backend"] == "verl"
     env = {e["name"]: e.get("value") for e in container["env"]}
     assert env["RLSTREAM_IMAGE_DIGEST"] == "sha256:" + "a" * 64  # the image that pins verl
+
+
+def test_the_budget_counts_what_verl_runs() -> None:
+    """verl trains exactly max_steps (or trainer.total_training_steps) steps of
+    min(rows, batch) prompts x n samples (PPO: one sample per prompt)."""
+    from rlstream.launch.budget import planned_steps
+
+    grpo = TrainConfig(method="grpo", max_steps=7, batch_size=4, num_generations=8)
+    assert planned_steps(grpo, "verl", 100) == (7, 32)
+    assert planned_steps(grpo, "verl", 3) == (7, 24)  # the batch is sized down to the rows
+    ppo = grpo.model_copy(update={"method": "ppo"})
+    assert planned_steps(ppo, "verl", 100) == (7, 4)
+    capped = grpo.model_copy(update={"backend_args": ("trainer.total_training_steps=3",)})
+    assert planned_steps(capped, "verl", 100) == (3, 32)

@@ -168,7 +168,7 @@ def register(server: FastMCP[Any], state: State) -> None:
     async def estimate_cost(
         dataset: PathArg,
         method: Literal["auto", "sft", "dpo", "grpo", "gspo", "ppo"] = "auto",
-        backend: Literal["builtin", "openrlhf"] = "builtin",
+        backend: Literal["builtin", "openrlhf", "verl"] = "builtin",
         max_steps: Annotated[int, Field(ge=1)] = 20,
         batch_size: Annotated[int, Field(ge=1)] = 8,
     ) -> CostResult:

@@ -27,7 +27,7 @@ def register(server: FastMCP[Any], state: State) -> None:
         dataset: PathArg,
         ctx: Ctx,
         method: Literal["auto", "sft", "dpo", "grpo", "gspo", "ppo"] = "auto",
-        backend: Literal["builtin", "openrlhf"] = "builtin",
+        backend: Literal["builtin", "openrlhf", "verl"] = "builtin",
         max_steps: Annotated[int, Field(ge=1)] = 20,
         batch_size: Annotated[int, Field(ge=1)] = 8,
         learning_rate: float | None = None,

@@ -9,15 +9,26 @@ one process, one after the other (``--repeats`` alternates the order):
   ``peft.LoraConfig``, nothing of rlstream's around it;
 * ``loop``: TRL's own batches and peft model trained by a plain torch loop (forward,
   backward, AdamW: no Trainer step, no per-step metrics), to measure TRL's per-step
-  overhead.
+  overhead;
+* ``padded`` / ``padfree``: plain TRL with padding forced on (every row padded to the
+  batch's longest) or off (``padding_free``: the batch's rows flattened into one sequence,
+  position ids restarting per row), to measure what padding-free batches buy.
+
+Every arm trains the rows rlstream's backend trains (left-truncated to ``--max-length`` by
+``rlstream.training.builtin.fit``), so TRL never truncates and padding is the only
+difference between ``padded`` and ``padfree``.
 
 Clock: CPU seconds of this process during the training steps (``time.process_time``),
 torch pinned to ``--threads`` threads, so neighbours on a shared machine do not count;
 wall seconds are printed beside. Tokens are non-padding input tokens (TRL's
-``num_tokens``). The verdict is rlstream/TRL tokens per CPU second (target: >= 0.95).
+``num_tokens``). The verdict is rlstream/TRL tokens per CPU second (target: >= 0.95), then
+a floor line (``bench/_floor.py``): LoRA training FLOPs per token of these rows x the tokens
+trained / this machine's float32 matmul rate on ``--threads`` threads, and rlstream's
+tokens per CPU second as a share of that limit.
 
     python bench/train_throughput.py                      # demo dataset, 6 steps, batch 8
     python bench/train_throughput.py --dataset DIR --steps 10 --repeats 2
+    python bench/train_throughput.py --arms padded,padfree --repeats 3
 """
 
 from __future__ import annotations
@@ -31,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from _common import demo_dataset
+from _floor import Shape, floor_line, matmul_rate, train_flops
 
 # peft/TRL read transformers' deprecated alias (as in the builtin backend): not ours, noise
 warnings.filterwarnings("ignore", ".*is_gradient_checkpointing.*", FutureWarning)
@@ -50,27 +62,44 @@ def run_rlstream(dataset: Path, config: Any, out: Path) -> dict[str, float]:
     return {"tokens": m["tokens"], "cpu": m["train_cpu_seconds"], "wall": m["train_seconds"]}
 
 
-def _setup(dataset: Path, config: Any) -> tuple[Any, Any, Any, Any]:
-    """Model, tokenizer (rlstream's training template), rows and the SFTConfig fields."""
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+def _rows(dataset: Path, config: Any) -> tuple[Any, list[dict[str, Any]]]:
+    """rlstream's tokenizer (its training template) and the SFT rows its backend trains."""
+    from transformers import AutoTokenizer
 
     from rlstream.training.basemodel import ensure_base_model
+    from rlstream.training.builtin.fit import fit_sft_rows
     from rlstream.training.builtin.rows import trl_rows
-    from rlstream.training.builtin.trl_args import trl_kwargs
     from rlstream.training.chat import training_template
     from rlstream.training.data import read_rows
 
-    base = ensure_base_model()
-    tok = AutoTokenizer.from_pretrained(str(base))
+    tok = AutoTokenizer.from_pretrained(str(ensure_base_model()))
     tok.chat_template = training_template(tok)
-    model = AutoModelForCausalLM.from_pretrained(str(base), dtype=torch.float32)
-    rows = trl_rows("sft", read_rows(dataset, "sft"))
+    rows, _ = fit_sft_rows(tok, trl_rows("sft", read_rows(dataset, "sft")), config.max_length)
+    return tok, rows
+
+
+def _setup(dataset: Path, config: Any) -> tuple[Any, Any, Any, Any]:
+    """Model, tokenizer, rows and the SFTConfig fields rlstream's backend uses."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from rlstream.training.basemodel import ensure_base_model
+    from rlstream.training.builtin.trl_args import trl_kwargs
+
+    tok, rows = _rows(dataset, config)
+    model = AutoModelForCausalLM.from_pretrained(str(ensure_base_model()), dtype=torch.float32)
     kwargs = trl_kwargs(config, Path(tempfile.mkdtemp()), "cpu", bf16=False)
     return model, tok, rows, kwargs
 
 
-def _trl_trainer(dataset: Path, config: Any) -> Any:
+#: SFTConfig fields per arm on top of rlstream's (rows are already cut to --max-length)
+PADDING = {
+    "padded": {"padding_free": False},
+    "padfree": {"padding_free": True, "max_length": None},
+}
+
+
+def _trl_trainer(dataset: Path, config: Any, padding: str | None = None) -> Any:
     from datasets import Dataset
     from peft import LoraConfig
     from transformers import PrinterCallback, set_seed
@@ -78,6 +107,7 @@ def _trl_trainer(dataset: Path, config: Any) -> Any:
 
     set_seed(config.seed)
     model, tok, rows, kwargs = _setup(dataset, config)
+    kwargs |= PADDING.get(padding or "", {})
     lora = LoraConfig(
         r=config.lora_rank, lora_alpha=config.lora_alpha, target_modules="all-linear",
         task_type="CAUSAL_LM",
@@ -90,8 +120,8 @@ def _trl_trainer(dataset: Path, config: Any) -> Any:
     return trainer
 
 
-def run_trl(dataset: Path, config: Any) -> dict[str, float]:
-    trainer = _trl_trainer(dataset, config)
+def run_trl(dataset: Path, config: Any, padding: str | None = None) -> dict[str, float]:
+    trainer = _trl_trainer(dataset, config, padding)
     cpu, wall = time.process_time(), time.perf_counter()
     trainer.train()
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
@@ -110,7 +140,7 @@ def run_loop(dataset: Path, config: Any) -> dict[str, float]:
     opt = torch.optim.AdamW(params, lr=trainer.args.learning_rate)
     batches = iter(trainer.get_train_dataloader())
     model.train()
-    tokens = 0
+    tokens = padded = 0
     cpu, wall = time.process_time(), time.perf_counter()
     for _ in range(config.max_steps):
         batch = next(batches)
@@ -122,8 +152,27 @@ def run_loop(dataset: Path, config: Any) -> dict[str, float]:
         opt.step()
         opt.zero_grad()
         tokens += int(batch["attention_mask"].sum())
+        padded += int(batch["attention_mask"].numel())
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-    return {"tokens": tokens, "cpu": cpu, "wall": wall}
+    return {"tokens": tokens, "cpu": cpu, "wall": wall, "padded": padded}
+
+
+def floor(dataset: Path, config: Any, threads: int, arm: dict[str, float]) -> str:
+    """The floor line for an arm's tokens, at the mean FLOPs per token of the trained rows."""
+    from transformers import AutoConfig
+
+    from rlstream.training.basemodel import ensure_base_model
+
+    tok, rows = _rows(dataset, config)
+    lengths = [
+        len(tok.apply_chat_template(r["messages"], tokenize=True, return_dict=True)["input_ids"])
+        for r in rows
+    ]
+    shape = Shape.of(AutoConfig.from_pretrained(str(ensure_base_model())))
+    per_token = train_flops(shape, lengths) / sum(lengths)
+    what = f"LoRA, rows of mean {sum(lengths) / len(lengths):.0f} tokens, {threads} thread(s)"
+    tokens = int(arm["tokens"])
+    return floor_line(what, per_token * tokens, tokens, matmul_rate(threads), arm["rate"])
 
 
 def main() -> None:
@@ -153,6 +202,8 @@ def main() -> None:
         "rlstream": lambda i: run_rlstream(dataset, config, work / f"run{i}"),
         "trl": lambda i: run_trl(dataset, config),
         "loop": lambda i: run_loop(dataset, config),
+        "padded": lambda i: run_trl(dataset, config, "padded"),
+        "padfree": lambda i: run_trl(dataset, config, "padfree"),
     }
     best: dict[str, dict[str, float]] = {}
     for i in range(args.repeats):
@@ -177,7 +228,14 @@ def main() -> None:
         )
     if "trl" in best and "loop" in best:
         parts.append(f"trl/loop {best['trl']['rate'] / best['loop']['rate']:.3f}x")
+    if "padded" in best and "padfree" in best:
+        parts.append(f"padfree/padded {best['padfree']['rate'] / best['padded']['rate']:.3f}x")
+    if "loop" in best:
+        share = best["loop"]["padded"] and best["loop"]["tokens"] / best["loop"]["padded"]
+        parts.append(f"padded batches carry {1 - share:.1%} padding (loop arm)")
     print("tokens per CPU second: " + "; ".join(parts))
+    lead = next(a for a in ("rlstream", "trl", "padfree", "padded", "loop") if a in best)
+    print(floor(dataset, config, args.threads, best[lead]) + f" ({lead} arm, per CPU second)")
 
 
 if __name__ == "__main__":

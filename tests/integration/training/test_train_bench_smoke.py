@@ -1,5 +1,6 @@
-"""bench/train_throughput.py reaches its verdict line with figures (at a tiny size; the
-numbers themselves are not asserted: a shared CI core says nothing about throughput)."""
+"""bench/train_throughput.py reaches its verdict and floor lines with figures (at a tiny
+size; the numbers themselves are not asserted: a shared CI core says nothing about
+throughput)."""
 
 from __future__ import annotations
 
@@ -25,5 +26,11 @@ def test_throughput_bench_prints_the_ratio(base_model: Path, demo_dataset: Path)
         capture_output=True, text=True, timeout=280, cwd=ROOT, env=dict(os.environ), check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-4000:]
-    last = proc.stdout.strip().splitlines()[-1]
-    assert re.search(r"rlstream/trl \d+\.\d+x .*trl/loop \d+\.\d+x", last), proc.stdout
+    *_, verdict, floor = proc.stdout.strip().splitlines()
+    assert re.search(r"rlstream/trl \d+\.\d+x .*trl/loop \d+\.\d+x", verdict), proc.stdout
+    # the floor line: FLOPs per token x tokens / measured matmul rate, and the share of it
+    assert re.search(
+        r"floor \(LoRA.*\): \d+\.\d+ GFLOP/token x [\d,]+ tokens needed / \d+\.\d GFLOP/s "
+        r"matmul = .* tokens/s; measured .* = \d+\.\d% of the floor's rate \(rlstream arm",
+        floor,
+    ), proc.stdout

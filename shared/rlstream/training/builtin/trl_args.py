@@ -1,7 +1,8 @@
 """TrainConfig -> the keyword arguments of TRL's SFTConfig / DPOConfig / GRPOConfig.
 
 CPU runs train in float32 (``bf16=False``: TRL's bf16 default made CPU steps ~3x slower),
-with ``use_cpu``; one GPU uses bf16 when it has it. ``--backend-arg``
+with ``use_cpu``; one GPU uses bf16 when it has it. SFT batches are padding-free when
+:data:`SFT_PADDING_FREE` or a backend arg says so. ``--backend-arg``
 flags (``--name=value``) override any field of the TRL config; unknown names are refused.
 
 GSPO is TRL's GRPOTrainer with sequence-level importance ratios
@@ -33,6 +34,15 @@ TRAINER_CLASSES = {
     "grpo": "GRPOTrainer",
     "gspo": "GRPOTrainer",
 }
+#: SFT batches as one flattened sequence, position ids restarting per row, no padding
+#: (``--backend-arg=--padding_free=true`` turns it on). Exact: transformers 5 builds a
+#: block-diagonal causal mask from the position ids (sdpa, eager and flash kernels; it needs
+#: ``use_cache=False``, which TRL's SFT loss passes), TRL's collator drops each row's first
+#: label and the loss divides by the same label count. TRL's ``max_length`` is then None
+#: (TRL refuses it without packing): rows are already cut to it by
+#: :mod:`rlstream.training.builtin.fit`. Off by default until its CPU gain is measured
+#: (docs/training.md). DPO's padding-free is disabled in TRL 1.16; GRPO has none.
+SFT_PADDING_FREE = False
 #: GSPO's paper setting (Zheng et al. 2025, v2 section 5.1, as TRL's paper index gives it)
 GSPO_KWARGS: dict[str, Any] = {
     "importance_sampling_level": "sequence",
@@ -105,6 +115,8 @@ def trl_kwargs(config: TrainConfig, output_dir: Path, device: str, bf16: bool) -
     }
     if config.method == "sft":
         kw |= {"max_length": config.max_length, "assistant_only_loss": True, "packing": False}
+        if SFT_PADDING_FREE:
+            kw["padding_free"] = True
     elif config.method == "dpo":
         kw |= {"max_length": config.max_length, "beta": beta}
     else:
@@ -125,7 +137,11 @@ def trl_kwargs(config: TrainConfig, output_dir: Path, device: str, bf16: bool) -
             steps = GSPO_STEPS_PER_GENERATION * config.gradient_accumulation_steps
             kw |= GSPO_KWARGS | {"steps_per_generation": steps}
     fields = {f.name for f in dataclasses.fields(config_class(config.method))}
-    kw |= parse_backend_args(config.backend_args, fields)
+    overrides = parse_backend_args(config.backend_args, fields)
+    kw |= overrides
+    if config.method == "sft" and kw.get("padding_free") and not kw.get("packing"):
+        # TRL refuses max_length without packing here; rows are already cut to it (fit.py)
+        kw["max_length"] = overrides.get("max_length")
     return kw
 
 

@@ -30,6 +30,7 @@ from typing import Any
 
 from _common import header, linear_flops_per_token, matmul_rate
 
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as the CLI: no spinning on a busy CPU
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

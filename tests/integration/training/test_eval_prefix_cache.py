@@ -132,3 +132,23 @@ def test_the_report_is_the_same_with_and_without_the_cache(
         return dump
 
     assert content(True) == content(False)
+
+
+def test_the_bench_prints_its_ratio(base_model: Path, adapter: Path) -> None:
+    """bench/eval_throughput.py reaches its verdict line (a tiny size; figures not asserted)."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[3]
+    proc = subprocess.run(
+        [
+            sys.executable, str(root / "bench" / "eval_throughput.py"), "--prompts", "4",
+            "--max-new-tokens", "8", "--batch-size", "2", "--adapter", str(adapter),
+        ],
+        capture_output=True, text=True, timeout=600, cwd=root, env=dict(os.environ), check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    last = proc.stdout.strip().splitlines()[-1]
+    assert re.search(r"both \d+\.\d+x .*cached/floor \d+\.\d+x; identical outputs: True", last)

@@ -22,12 +22,12 @@ from rlstream.environments.render import message_dict
 from rlstream.errors import ConfigError, InputError
 from rlstream.training.builtin.multiturn import task_openings
 from rlstream.training.config import TrainConfig
-from rlstream.training.data import train_rows
+from rlstream.training.data import read_rows
 from rlstream.training.external import Prepared
 from rlstream.training.openrlhf import agent_file
 from rlstream.training.openrlhf.argv import RunPaths, build_argv
 from rlstream.training.openrlhf.pin import OPENRLHF_VERSION
-from rlstream.training.openrlhf.prepare import PROMPTS_FILE, WORK_DIR
+from rlstream.training.openrlhf.prepare import PROMPTS_FILE, WORK_DIR, on_policy_rows
 
 
 def env_prompts(
@@ -53,9 +53,7 @@ def grpo_env(
     if config.num_generations < 2:
         raise ConfigError("GRPO needs num_generations >= 2 (OpenRLHF's group_norm baseline)")
     assert config.environment is not None
-    data, n, skipped = env_prompts(
-        config, train_rows(dataset_dir, config.model_copy(update={"method": "grpo"}))
-    )
+    data, n, skipped = env_prompts(config, on_policy_rows(read_rows(dataset_dir, "grpo"), config))
     if not n:
         why = "; ".join(f"{k} x {r}" for r, k in sorted(skipped.items()))
         raise InputError(f"{dataset_dir}: no environment task to train on ({why or 'no rows'})")

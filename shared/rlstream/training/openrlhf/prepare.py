@@ -15,7 +15,7 @@ from rlstream.curation.writer import verify_dataset
 from rlstream.errors import ConfigError, InputError
 from rlstream.grading import SpecResolver
 from rlstream.training.config import RL_METHODS, MethodChoice, TrainConfig
-from rlstream.training.data import read_rows, resolve_method
+from rlstream.training.data import check_on_policy, read_rows, resolve_method
 from rlstream.training.external import Prepared
 from rlstream.training.openrlhf import deepspeed_argv, reward_file
 from rlstream.training.openrlhf.argv import RunPaths, build_argv
@@ -29,11 +29,28 @@ WORK_DIR = "openrlhf"
 PROMPTS_FILE = "prompts.jsonl"
 
 
-def _gradeable(dataset_dir: Path) -> tuple[list[dict[str, Any]], dict[str, int], list[str]]:
+def _policy(config: TrainConfig, method: str) -> str | None:
+    """The policy ``method``'s rows are restricted to (``TrainConfig.on_policy``), or None."""
+    policy = getattr(config, "on_policy", None)
+    return policy if method in getattr(config, "on_policy_methods", ()) else None
+
+
+def on_policy_rows(
+    rows: list[dict[str, Any]], config: TrainConfig, method: str = "grpo"
+) -> list[dict[str, Any]]:
+    policy = _policy(config, method)
+    return rows if policy is None else [r for r in rows if r.get("policy") == policy]
+
+
+def _gradeable(
+    dataset_dir: Path, config: TrainConfig, method: str = "grpo"
+) -> tuple[list[dict[str, Any]], dict[str, int], list[str]]:
     """The GRPO rows a fresh sample can be graded for (the builtin backend's probe: a spec
     rebuilt from its id grades the group's reference answer), why the others cannot, and
     the specs of the kept rows (the reward file accepts only those)."""
-    rows, skipped = gradeable(read_rows(dataset_dir, "grpo"), SpecResolver())
+    rows, skipped = gradeable(
+        on_policy_rows(read_rows(dataset_dir, "grpo"), config, method), SpecResolver()
+    )
     specs = sorted({str(parse_label(r["label"])["reward_spec"]) for r in rows})
     return rows, skipped, specs
 
@@ -45,6 +62,8 @@ def prepare(
     follows the dataset (:func:`rlstream.training.data.resolve_method`, as every path)."""
     manifest = verify_dataset(dataset_dir)
     chosen = resolve_method(manifest, method)
+    if _policy(config, chosen) is not None:
+        check_on_policy(dataset_dir, manifest, config.model_copy(update={"method": chosen}))
     if chosen in RL_METHODS and getattr(config, "environment", None):
         if chosen != "grpo":
             raise ConfigError(
@@ -56,6 +75,12 @@ def prepare(
         return grpo_env(dataset_dir, manifest.dataset_id, model, config, output_dir)
     if chosen in RL_METHODS:
         return _grpo(dataset_dir, manifest.dataset_id, model, config, output_dir, chosen)
+    if _policy(config, chosen) is not None:
+        raise ConfigError(
+            f"openrlhf trains {chosen} on {chosen}.jsonl as it is: on-policy rows are selected "
+            "for grpo only here (use the builtin backend, or leave "
+            f"{chosen} out of on_policy_methods)"
+        )
     cli = SFT if chosen == "sft" else DPO
     file = f"{chosen}.jsonl"
     entry = manifest.files.get(file)
@@ -91,7 +116,7 @@ def _grpo(
     the run (PPO samples once per prompt: its baseline is the critic, not the group)."""
     if method != "ppo" and config.num_generations < 2:
         raise ConfigError("GRPO needs num_generations >= 2 (OpenRLHF's group_norm baseline)")
-    rows, skipped, specs = _gradeable(dataset_dir)
+    rows, skipped, specs = _gradeable(dataset_dir, config, method)
     if not rows:
         why = "; ".join(f"{n} x {reason}" for reason, n in sorted(skipped.items()))
         raise InputError(f"{dataset_dir}: no GRPO row can be graded ({why or 'no rows'})")

@@ -108,3 +108,18 @@ def test_rlstream_train_on_policy_refusal_is_one_line(dataset: Path, tmp_path: P
     assert res.exit_code != 0
     assert "none of the 4 grpo.jsonl rows were produced by never-served" in res.output
     assert "Traceback" not in res.output
+
+
+def test_openrlhf_selects_on_policy_prompts_and_refuses_what_it_cannot(
+    dataset: Path, tmp_path: Path
+) -> None:
+    from rlstream.training.data import read_rows
+    from rlstream.training.openrlhf.prepare import on_policy_rows, prepare
+
+    rows = on_policy_rows(read_rows(dataset, "grpo"), TrainConfig(on_policy="champ"), "gspo")
+    assert sorted(r["task_key"] for r in rows) == ["a", "b"]
+    with pytest.raises(ConfigError, match="produced by never-served"):
+        prepare(dataset, "m", "grpo", TrainConfig(on_policy="never-served"), tmp_path / "o")
+    sft_only = TrainConfig(on_policy="champ", on_policy_methods=("sft",))
+    with pytest.raises(ConfigError, match=r"openrlhf trains sft on sft\.jsonl as it is"):
+        prepare(dataset, "m", "sft", sft_only, tmp_path / "o")

@@ -43,6 +43,7 @@ DIRECT_ENV: Mapping[str, str] = {
     "RLSTREAM_NO_GPU": "tests: treat the machine as GPU-less",
     "RLSTREAM_UPDATE_GOLDEN": "tests: rewrite golden files",
     "RLSTREAM_BENCH_DATA": "bench/: where generated inputs are kept",
+    "RLSTREAM_HOTSWAP_REPORT": "tests: where the serve hot-swap load test writes its figures",
 }
 
 #: Fields declared by subclasses of :class:`rlstream.settings.Settings` (the services',

@@ -12,6 +12,7 @@ NULL and :meth:`Registry.announce_pending` (run by the evaluator at start and by
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,8 @@ from rlstream.storage import (
     Unchecked,
 )
 from rlstream.storage.records import Alias
+
+log = logging.getLogger("rlstream.registry")
 
 ALIASES: tuple[Alias, ...] = ("champion", "challenger")
 
@@ -230,6 +233,16 @@ class Registry:
         if record.alias != "champion":
             await self.store.mark_announced(record.promotion_id)
             return None
+        if await self._superseded(record):
+            # a later champion move (a rollback after a failed deploy, a crash replay) owns
+            # the deploy: installing this one now would serve a model that is not champion
+            log.warning(
+                "promotion %s of %s was superseded before it deployed: not deploying it",
+                record.promotion_id,
+                record.model_id[:12],
+            )
+            await self.store.mark_announced(record.promotion_id)
+            return None
         if record.target != self.target.name:
             raise DeployError(
                 f"promotion {record.promotion_id} waits for deploy target {record.target!r};"
@@ -247,6 +260,10 @@ class Registry:
         await publish_deployment(self.sink, event)
         await self.store.mark_announced(record.promotion_id)
         return event
+
+    async def _superseded(self, record: PromotionRecord) -> bool:
+        last = await self.last_champion_promotion(record.agent)
+        return last is not None and last.promotion_id != record.promotion_id
 
     async def announce_pending(self) -> list[DeploymentEvent]:
         """Finish every committed-but-unannounced promotion, oldest first."""

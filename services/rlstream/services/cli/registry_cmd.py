@@ -20,6 +20,7 @@ from rich.tree import Tree
 from rlstream.errors import ConfigError
 from rlstream.lineage import TreeNode, build_tree
 from rlstream.registry import (
+    DeployError,
     DeploySettings,
     EventSink,
     KafkaSink,
@@ -27,7 +28,7 @@ from rlstream.registry import (
     Registry,
     make_target,
 )
-from rlstream.services.cli.common import friendly_errors, out
+from rlstream.services.cli.common import console, friendly_errors, out
 from rlstream.services.cli.db import DataDirOpt, DsnOpt, _dsn
 from rlstream.settings import load_settings
 from rlstream.storage import PromotionRecord, Store, upgrade
@@ -95,7 +96,14 @@ async def _promote(
         pending = _sink_for(stack)
         sink: EventSink = await pending if pending is not None else NullSink()
         registry = Registry(store, target=deploy, sink=sink)
-        await registry.announce_pending()
+        try:
+            await registry.announce_pending()
+        except DeployError as exc:
+            if not rollback:
+                raise
+            # a promotion whose deploy keeps failing (a corrupt adapter) must not block
+            # the rollback that undoes it; it is superseded and never deployed
+            console.print(f"[yellow]a pending promotion did not deploy: {exc}; rolling back[/]")
         if rollback:
             if agent is None:
                 raise ConfigError("--rollback needs --agent")
@@ -119,7 +127,9 @@ def promote(
     ] = False,
     target: Annotated[
         str | None,
-        typer.Option("--target", help="none | kubernetes (default: RLSTREAM_DEPLOY_TARGET)"),
+        typer.Option(
+            "--target", help="none | kubernetes | serve | vllm (default: RLSTREAM_DEPLOY_TARGET)"
+        ),
     ] = None,
     override: Annotated[
         bool,

@@ -16,7 +16,7 @@ from rlstream.reporting.story import cycles_tables
 
 pytestmark = pytest.mark.unit
 
-STUB = '''
+STUB = """
 import json, sys
 from http.server import BaseHTTPRequestHandler, HTTPServer
 args = sys.argv[1:]
@@ -44,7 +44,7 @@ class H(BaseHTTPRequestHandler):
             f.write(json.dumps({"conversation_id": cid, "model": state["model"]}) + "\\n")
         self._send(200, {"choices": [{"message": {"content": "ok"}}], "model": state["model"]})
 HTTPServer(("127.0.0.1", port), H).serve_forever()
-'''
+"""
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ CODE = [ROOT / "shared" / "rlstream", ROOT / "services" / "rlstream" / "services
 CHART_FILE = ROOT / "charts" / "rlstream" / "files" / "topics.json"
 TOPIC_LITERAL = re.compile(r"^rlstream\.[a-z_]+\.(v\d+|raw)(\.dlq)?$")
 #: topic-shaped strings that are not topics (a dataset label format)
-NOT_TOPICS = {"rlstream.openrlhf.v1"}
+NOT_TOPICS = {"rlstream.openrlhf.v1", "rlstream.verl.v1", "rlstream.nemo_rl.v1"}  # label formats
 
 
 def _topic_const(node: ast.AST) -> str | None:

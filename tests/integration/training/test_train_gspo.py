@@ -89,6 +89,9 @@ def _losses(base_model: Path, rows: list[dict[str, Any]], out: Path, level: str)
     return recorder.losses()
 
 
+@pytest.mark.filterwarnings(
+    "ignore:`is_gradient_checkpointing` is deprecated:FutureWarning"
+)  # peft
 def test_gspo_loss_differs_from_grpos_on_the_same_batch(
     base_model: Path, demo_dataset: Path, tmp_path: Path
 ) -> None:

@@ -116,7 +116,9 @@ def test_rewrite_removes_the_rows_and_the_revision_verifies(tmp_path: Path) -> N
 
 def test_revoke_removes_every_row_and_training_refuses(tmp_path: Path) -> None:
     folder, rs = _release(tmp_path)
-    check = _check(next(r for r in rs if r.task_key == "task_id:t0").rollout_id)
+    released = b"".join(p.read_bytes() for p in folder.glob("*.jsonl"))
+    victim = next(r for r in rs if r.rollout_id.encode() in released)  # one the release holds
+    check = _check(victim.rollout_id)
     outcome, removed, _ = erase_release(folder, [tmp_path], check, "e9", revoke=True, dry_run=False)
     assert outcome == "revoked" and sum(removed.values()) > 0
     assert not any((folder / n).exists() for n in ("grpo.jsonl", "sft.jsonl", "heldout.jsonl"))

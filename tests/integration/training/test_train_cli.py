@@ -86,9 +86,14 @@ def test_next_steps_commands_are_real(demo_dataset: Path, monkeypatch: pytest.Mo
         for line in (demo_dataset / "next_steps.md").read_text().splitlines()
         if line.startswith("rlstream train ")
     ]
-    assert len(lines) == 3
+    # recommended + the other methods with rows, then the sequence-level variants (gspo on
+    # the builtin backend, ppo on OpenRLHF: the builtin backend refuses ppo)
+    methods = [argv[argv.index("--method") + 1] for argv in lines]
+    assert methods[-2:] == ["gspo", "ppo"] and len(methods) >= 3, methods
     monkeypatch.chdir(demo_dataset)
     for argv in lines:
         code, out = _run(*argv[2:], "--dry-run")
         assert code == 0, (argv, out)
-        assert f"builtin {argv[-1]}" in out
+        method = argv[argv.index("--method") + 1]
+        backend = argv[argv.index("--backend") + 1] if "--backend" in argv else "builtin"
+        assert f"{backend} {method}" in out, out

@@ -260,3 +260,24 @@ spec:
       emptyDir: {}
     {{- with include "rlstream.commonVolumes" $root }}{{ . | nindent 4 }}{{- end }}
 {{- end -}}
+
+{{/* The `rlstream serve` Deployment and Service name. */}}
+{{- define "rlstream.serveName" -}}
+{{- printf "%s-serve" (include "rlstream.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* "true" when the evaluator's deploy target is the chart's `rlstream serve`. */}}
+{{- define "rlstream.serveHotSwap" -}}
+{{- if and .Values.serve.enabled .Values.serve.hotSwap -}}true{{- end -}}
+{{- end -}}
+
+{{/* RLSTREAM_SERVE_ADMIN_TOKEN from serve.adminToken's Secret key (server and evaluator). */}}
+{{- define "rlstream.serveTokenEnv" -}}
+{{- with .Values.serve.adminToken }}{{ if .secretName }}
+- name: RLSTREAM_SERVE_ADMIN_TOKEN
+  valueFrom:
+    secretKeyRef:
+      name: {{ .secretName | quote }}
+      key: {{ .key | quote }}
+{{- end }}{{ end }}
+{{- end -}}

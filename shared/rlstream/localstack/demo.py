@@ -114,7 +114,9 @@ def sample_records(seed: int, n_tasks: int, rollouts: int) -> list[tuple[bytes, 
     from rlstream.sampledata.orders import order_records
 
     recs = order_records(seed, n_tasks, rollouts)
-    return [(str(r["conversation_id"]).encode(), orjson.dumps(r)) for r in recs]
+    # OpenAI-format log records: the conversation's id is ``id`` (keyed so a conversation's
+    # records share a partition)
+    return [(str(r["id"]).encode(), orjson.dumps(r)) for r in recs]
 
 
 async def run_feed(
@@ -136,7 +138,9 @@ async def run_feed(
     )
     await cons.start()
     try:
-        await cons.topics()  # fetches the cluster's metadata: partitions_for_topic needs it
+        # partitions_for_topic reads the client's cached metadata, which topics() leaves
+        # empty for topics the consumer does not subscribe to: refresh it first
+        await cons._client.force_metadata_update()
         tps = [
             TopicPartition(stack.topics[k], p)
             for k in WATCHED

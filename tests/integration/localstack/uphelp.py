@@ -110,7 +110,9 @@ def end_offsets(bootstrap: str, topic: str) -> int:
         cons = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None)
         await cons.start()
         try:
-            assert topic in await cons.topics(), topic  # also fetches the partitions
+            # topics() alone leaves partitions_for_topic empty: refresh the metadata first
+            await cons._client.force_metadata_update()
+            assert topic in await cons.topics(), topic
             parts = cons.partitions_for_topic(topic) or set()
             tps = [TopicPartition(topic, p) for p in parts]
             return sum((await cons.end_offsets(tps)).values()) if tps else 0

@@ -9,10 +9,12 @@ conversations and follows them through the topics to the first gate decision.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -36,28 +38,36 @@ def _sigterm(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt  # SIGTERM stops the stack the way Ctrl-C does
 
 
+@contextlib.contextmanager
+def _live_view(st: StackFile, live: bool) -> Iterator[None]:
+    """The live status view below the progress lines while the block runs (``--no-live``:
+    none). Lines printed on the same console scroll above it."""
+    if not live:
+        yield
+        return
+    from rlstream.stackstatus.live import run_live_view
+
+    stop = threading.Event()
+    thread = threading.Thread(
+        target=run_live_view, args=(st, stop), kwargs={"console": console}, daemon=True
+    )
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(5)
+
+
 def _wait(stack: LocalStack, st: StackFile, live: bool) -> None:
     """Until Ctrl-C (or a service exits: the stack is then stopped, not left half up)."""
-    stop = threading.Event()
-    thread = None
     _say("running; Ctrl-C stops everything (data kept; --fresh starts over)")
-    if live:
-        from rlstream.stackstatus.live import run_live_view
-
-        thread = threading.Thread(
-            target=run_live_view, args=(st, stop), kwargs={"console": console}, daemon=True
-        )
-        thread.start()
-    try:
+    with _live_view(st, live):
         while True:
             dead = [n for n, c in stack.services.items() if not c.alive()]
             if dead:
                 raise typer.Exit(_died(stack, dead))
             time.sleep(1)
-    finally:
-        stop.set()
-        if thread is not None:
-            thread.join(5)
 
 
 def _died(stack: LocalStack, names: list[str]) -> int:
@@ -151,12 +161,13 @@ def up(
         st = stack.start()
         if demo:
             _say(f"feeding {n:,} sample conversations to {st.topics['raw']} at {rate:g}/s")
-            result = asyncio.run(
-                run_feed(
-                    st, sample_records(seed, tasks, rollouts), rate=rate, timeout_s=timeout,
-                    stop=threading.Event(), say=_say,
-                )
-            )  # fmt: skip
+            with _live_view(st, live=not no_live):  # the loop turning, under the step lines
+                result = asyncio.run(
+                    run_feed(
+                        st, sample_records(seed, tasks, rollouts), rate=rate, timeout_s=timeout,
+                        stop=threading.Event(), say=_say,
+                    )
+                )  # fmt: skip
             _summary(result, time.monotonic() - t0, stack.started_s)
             code = 0 if result.evaluation is not None else 1
             if stay:

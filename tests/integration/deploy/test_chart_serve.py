@@ -232,10 +232,6 @@ def test_schema_refuses_bad_serve_values(helm_bin: Path, bad: dict[str, Any]) ->
             {"serve": {"enabled": True}, "evaluator": {"inferenceDeployment": "vllm"}},
             "serve.hotSwap and evaluator.inferenceDeployment",
         ),
-        (
-            {"serve": {"enabled": True}, "config": {"topicPrefix": "t1."}},
-            "does not apply it",
-        ),
         ({"serve": {"enabled": True, "model": "champion"}}, "needs existingSecret"),
     ],
 )

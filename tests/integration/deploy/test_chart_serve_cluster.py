@@ -1,20 +1,14 @@
 """The chart's `rlstream serve` Deployment on the real single-node cluster: installed with
 serve.enabled (the CPU trainer image, the bundled small base model), its pod becomes Ready
 through the chart's probes, answers /v1/models and a chat completion through its Service,
-logs the exchange to the raw topic, and `helm test` waits for its /readyz.
-
-No harness image carries the `serve` extra (docker/Dockerfile.trainer-cpu installs
-.[train,k8s,tracing]), so its pure-Python packages (starlette, uvicorn and what they need)
-are copied from this interpreter and mounted into the pods on PYTHONPATH through the
-chart's extraVolumes/extraEnv: the test proves the chart's objects, not the image."""
+logs the exchange to the raw topic, and `helm test` waits for its /readyz. The image is the
+harness's CPU trainer image as built (docker/Dockerfile.trainer-cpu installs the serve
+extra), with nothing mounted in."""
 
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
-import os
-import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -30,7 +24,6 @@ pytestmark = [pytest.mark.cluster, pytest.mark.helm, pytest.mark.timeout(1500)]
 NS = "rls-serve"
 REL = "srv"
 SERVE = f"{REL}-rlstream-serve"
-EXTRA = "/opt/serve-extra"
 CLIENT = """
 import json, os, urllib.request
 base = "http://%s:%s" % (os.environ["SRV_RLSTREAM_SERVE_SERVICE_HOST"], os.environ["SRV_RLSTREAM_SERVE_SERVICE_PORT"])
@@ -43,19 +36,6 @@ req = urllib.request.Request(base + "/v1/chat/completions", data=json.dumps(body
 with urllib.request.urlopen(req, timeout=300) as r:
     print("CHAT", r.status, r.headers["X-Conversation-Id"], r.read().decode(), flush=True)
 """
-
-
-def _serve_extra(tmp_path_factory: Any) -> Path:
-    """starlette, uvicorn and their pure-Python needs, readable by the pods' user."""
-    d = tmp_path_factory.mktemp("serve-extra")
-    for name in ("starlette", "uvicorn", "h11", "anyio"):
-        src = Path(importlib.import_module(name).__file__ or "").parent
-        shutil.copytree(src, d / src.name, ignore=shutil.ignore_patterns("__pycache__"))
-    for root, dirs, files in os.walk(d):
-        for n in (*dirs, *files):
-            os.chmod(Path(root) / n, 0o755 if n in dirs else 0o644)
-    os.chmod(d, 0o755)
-    return d
 
 
 def _ready(pod: dict[str, Any]) -> bool:
@@ -113,7 +93,6 @@ def test_serve_deployment_on_the_cluster(
     cluster.load_images("TRAINER_IMAGE")
     print(f"[serve] trainer image in containerd after {time.monotonic() - t0:.0f}s")
     cluster_kafka.create_topics(list(topics.ALL_TOPICS))
-    extra = _serve_extra(tmp_path_factory)
     rel = install_chart(
         cluster, cluster_kafka, cluster_postgres, helm_bin, tmp_path_factory, NS, REL,
         {
@@ -124,11 +103,6 @@ def test_serve_deployment_on_the_cluster(
                 "resources": {"requests": {"cpu": "100m", "memory": "512Mi"},
                               "limits": {"memory": "3Gi"}},
             },
-            "extraEnv": [{"name": "PYTHONPATH", "value": EXTRA}],
-            "extraVolumes": [
-                {"name": "serve-extra", "hostPath": {"path": str(extra), "type": "Directory"}}
-            ],
-            "extraVolumeMounts": [{"name": "serve-extra", "mountPath": EXTRA, "readOnly": True}],
         },
     )  # fmt: skip
     api = rel.api

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 from starlette.testclient import TestClient
 
 from rlstream.services.cli.servehttp.app import State, build_app
@@ -148,3 +149,17 @@ def test_a_generation_failure_is_a_500_in_the_openai_envelope(tmp_path: Path) ->
             'rlstream_serve_requests_total{status="500",stream="false"}' in c.get("/metrics").text
         )
     assert not (tmp_path / "log.jsonl").exists()
+
+
+def test_log_kafka_writes_the_prefixed_raw_topic_ingest_reads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With RLSTREAM_TOPIC_PREFIX set (tenancy, tests), served traffic goes to the same
+    physical raw topic the services consume, not the bare contract name."""
+    from rlstream.events import topics
+    from rlstream.services.cli.serve_cmd import raw_topic
+
+    monkeypatch.delenv("RLSTREAM_TOPIC_PREFIX", raising=False)
+    assert raw_topic() == topics.CONVERSATIONS_RAW
+    monkeypatch.setenv("RLSTREAM_TOPIC_PREFIX", "t1.")
+    assert raw_topic() == "t1." + topics.CONVERSATIONS_RAW

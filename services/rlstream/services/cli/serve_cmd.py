@@ -25,6 +25,16 @@ class ServeSettings(Settings):
     serve_admin_token: SecretStr | None = Field(
         default=None, description="bearer token the hot-swap admin call must carry"
     )
+    topic_prefix: str = Field(
+        default="", description="prepended to the raw topic --log-kafka writes (as ingest reads it)"
+    )
+
+
+def raw_topic() -> str:
+    """The physical raw topic ingest consumes: the contract name behind ``topic_prefix``."""
+    from rlstream.events import topics
+
+    return ServeSettings().topic_prefix + topics.CONVERSATIONS_RAW
 
 
 SERVE_HELP = """Serve a model over an OpenAI-compatible API: POST /v1/chat/completions (stream true/false, tool calls), GET /v1/models, /healthz, /readyz, /metrics; POST /v1/rlstream/adapter hot-swaps the served adapter without a restart (the registry's serve deploy target calls it; RLSTREAM_SERVE_ADMIN_TOKEN guards it).
@@ -78,7 +88,6 @@ def serve(
             f"rlstream serve needs the serve extra: pip install 'rlstream[serve,train]' ({exc})"
         ) from exc
 
-    from rlstream.events import topics
     from rlstream.services.cli.servehttp.app import State, build_app
     from rlstream.services.cli.servehttp.engine import Engine
     from rlstream.services.cli.servehttp.resolve import local, resolve
@@ -98,7 +107,7 @@ def serve(
     if log_jsonl is not None:
         sink = JsonlSink(log_jsonl)
     elif log_kafka:
-        sink = KafkaSink(settings, topics.CONVERSATIONS_RAW)
+        sink = KafkaSink(settings, raw_topic())
 
     def swap_load(full: Path | None, new_adapter: Path | None) -> Engine:
         return Engine(full or base, new_adapter, device=device, default_temperature=temperature)

@@ -155,6 +155,9 @@ def up(
     if demo and "RLSTREAM_RELEASE_MIN_ROLLOUTS" not in os.environ:
         env["RLSTREAM_RELEASE_MIN_ROLLOUTS"] = str(max(20, int(0.75 * n)))  # one release
     stack = LocalStack(folder, fresh=fresh, env=env, progress=_say)
+    # Ctrl-C must stop the stack even when SIGINT arrives ignored (a shell without job control
+    # starts background commands with SIGINT ignored, and Python then installs no handler)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     old = signal.signal(signal.SIGTERM, _sigterm)
     code = 0
     try:

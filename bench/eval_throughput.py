@@ -1,21 +1,27 @@
-"""Evaluation sampling speed: the prefix-cached HF sampler against plain ``generate``.
+"""Evaluation sampling speed: the evaluator's HF sampler against plain ``generate``.
 
 The demo's held-out set (``rlstream demo``'s order-support logs, seed 7, 1,500 tasks, 10%
-held out, the first ``--prompts``), greedy, ``--max-new-tokens`` 48, batches of 16: the
-demo's evaluation settings. Baseline (the small base model) and candidate (base + a LoRA
-adapter: ``--adapter``, else one trained here for ``--train-steps`` demo SFT steps), each
-sampled twice in this process: plain ``generate`` (``prefix_cache=False``), then the default
-sampler (common prefix prefilled once per model, rows leave the batch at EOS). Outputs are
-compared (they must be identical); per arm it prints prompt tokens prefilled, decode
-row-steps, generated tokens, wall and CPU seconds, and the ratio.
+held out, the first ``--prompts``), greedy, ``--max-new-tokens`` 48. Baseline (the small base
+model) and candidate (base + a LoRA adapter: ``--adapter``, else one trained here for
+``--train-steps`` demo SFT steps), each sampled three times in this process:
+
+* ``plain@16``: plain ``generate`` in left-padded batches of 16 (``prefix_cache=False``; the
+  evaluator's batch size before 2026-12-03);
+* ``plain@B``: plain ``generate`` in batches of ``--batch-size`` (default: the evaluator's);
+* ``default``: the evaluator's sampler: the common prefix prefilled once per model, rows of
+  ``--batch-size`` leaving the batch at EOS while the next prompt joins.
+
+Outputs are compared (they must be identical); per arm it prints prompt tokens prefilled,
+decode row-steps, generated tokens, wall and CPU seconds; then the ratios, so the share of the
+batch width and of the prefix cache reads apart.
 
 Floor: linear-layer FLOPs per token (2 x the weights of every ``nn.Linear``, LM head
 included; attention scores ignored, <5% at these lengths) x the tokens actually needed (the
 prefix once, each prompt's own tokens, each generated token but the last) / this machine's
-measured float32 matmul rate at the same thread count. ``cached/floor`` says how far the
+measured float32 matmul rate at the same thread count. ``default/floor`` says how far the
 sampler is from the arithmetic limit.
 
-    flock /tmp/heavy.lock python bench/eval_throughput.py             # 150 prompts, ~8 min
+    flock /tmp/heavy.lock python bench/eval_throughput.py             # 150 prompts, ~10 min
     python bench/eval_throughput.py --prompts 16 --train-steps 1      # a smoke run
 """
 
@@ -101,7 +107,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--prompts", type=int, default=150, help="held-out prompts (demo: 150)")
     ap.add_argument("--max-new-tokens", type=int, default=48)
-    ap.add_argument("--batch-size", type=int, default=16)
+    ap.add_argument("--batch-size", type=int, default=None, help="default: the evaluator's")
     ap.add_argument("--adapter", type=Path, help="the candidate's LoRA adapter")
     ap.add_argument("--train-steps", type=int, default=4, help="without --adapter")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="torch threads")
@@ -122,32 +128,43 @@ def main() -> None:
     prompts = [p.messages for p in load_heldout(dataset / "heldout.jsonl", args.prompts)]
     base = ensure_base_model()
     adapter = args.adapter or train_adapter(dataset, work / "run", args.train_steps)
-    decoding = Decoding(greedy=True, max_new_tokens=args.max_new_tokens, batch_size=args.batch_size)
+    decoding = Decoding(greedy=True, max_new_tokens=args.max_new_tokens)
+    if args.batch_size is not None:
+        decoding = decoding.model_copy(update={"batch_size": args.batch_size})
+    old = decoding.model_copy(update={"batch_size": 16})
+    width = decoding.batch_size
     rate = matmul_rate()
     encoder = HFSampler(ModelRef.of(base, None, "tok"), device="cpu")._encode
     print(f"{len(prompts)} held-out prompts, greedy, max_new_tokens {args.max_new_tokens}, "
-          f"batch {args.batch_size}, torch threads {args.threads}; candidate {adapter}; "
-          f"float32 matmul {rate / 1e9:.1f} GFLOP/s")  # fmt: skip
+          f"batch {width} (budget {decoding.batch_tokens} KV tokens), torch threads "
+          f"{args.threads}; candidate {adapter}; float32 matmul {rate / 1e9:.1f} GFLOP/s")  # fmt: skip
     cols = ("model", "arm", "prefilled", "decode", "generated", "wall s", "cpu s", "floor s")
     print("  ".join(f"{c:>10}" for c in cols))
-    ratios, floors, same = [], [], True
+    walls: dict[str, float] = {"plain@16": 0.0, f"plain@{width}": 0.0, "default": 0.0}
+    per_model, floor_total, same = [], 0.0, True
     for ref in (ModelRef.of(base, None, "baseline"), ModelRef.of(base, adapter, "candidate")):
-        plain = sample(ref, prompts, decoding, cached=False)
-        fast = sample(ref, prompts, decoding, cached=True)
-        same = same and plain["gens"] == fast["gens"]
+        arms = {
+            "plain@16": sample(ref, prompts, old, cached=False),
+            f"plain@{width}": sample(ref, prompts, decoding, cached=False),
+            "default": sample(ref, prompts, decoding, cached=True),
+        }
+        fast = arms["default"]
+        same = same and all(r["gens"] == fast["gens"] for r in arms.values())
         floor = fast["flops"] * needed_tokens(encoder, prompts, fast["gens"]) / rate
-        for arm, r in (("plain", plain), ("cached", fast)):
+        floor_total += floor
+        for arm, r in arms.items():
             cells = (ref.label, arm, r["prefill"], r["decode"], r["generated"])
             print("  ".join(f"{c:>10}" for c in cells) + f"  {r['wall']:>10.1f}  "
                   f"{r['cpu']:>10.1f}  {floor:>10.1f}")  # fmt: skip
-        ratios.append(plain["wall"] / fast["wall"])
-        floors.append((fast["wall"], floor))
-    total_plain = sum(w * r for r, (w, _) in zip(ratios, floors, strict=True))
-    total_fast = sum(w for w, _ in floors)
+            walls[arm] += r["wall"]
+        per_model.append(arms["plain@16"]["wall"] / fast["wall"])
     print(
-        f"plain/cached wall: baseline {ratios[0]:.2f}x, candidate {ratios[1]:.2f}x, both "
-        f"{total_plain / total_fast:.2f}x (target >= 3x); cached/floor "
-        f"{total_fast / sum(f for _, f in floors):.1f}x; identical outputs: {same}"
+        f"plain@16/default wall: baseline {per_model[0]:.2f}x, candidate {per_model[1]:.2f}x, "
+        f"both {walls['plain@16'] / walls['default']:.2f}x (target >= 3x); "
+        f"plain@16/plain@{width} {walls['plain@16'] / walls[f'plain@{width}']:.2f}x (batch "
+        f"width alone); plain@{width}/default {walls[f'plain@{width}'] / walls['default']:.2f}x "
+        f"(prefix cache + continuous batching alone); default/floor "
+        f"{walls['default'] / floor_total:.1f}x; identical outputs: {same}"
     )
 
 

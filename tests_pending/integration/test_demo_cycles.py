@@ -18,9 +18,8 @@ import orjson
 import pytest
 from pydantic import SecretStr
 
-from rlstream.evaluation import GateConfig
 from rlstream.lineage import build_tree
-from rlstream.pipeline.cycles import CyclesConfig, run_cycles
+from rlstream.pipeline.cycles import CyclesConfig, cycles_gate, run_cycles
 from rlstream.reporting import write_html_report
 from rlstream.settings import Settings
 from rlstream.storage import Store
@@ -54,7 +53,7 @@ def test_two_cycles_serve_train_gate_and_swap_the_served_model(
         eval_prompts=30,
         train_steps=10,
         base_model=str(base_model),
-        gate=GateConfig(min_prompts=20),
+        gate=cycles_gate(min_prompts=20),
         serve_argv=SERVE,
     )
     records = run_cycles(cfg, settings=Settings(postgres_dsn=SecretStr(dsn), data_dir=tmp_path))

@@ -48,7 +48,12 @@ class Decoding(_Frozen):
     top_p: float = Field(default=1.0, gt=0.0, le=1.0)
     max_new_tokens: int = Field(default=64, ge=1, le=4096)
     seed: int = 0
-    batch_size: int = Field(default=16, ge=1)
+    #: prompts decoded together; wide batches pay on CPU, where a decode step's fixed
+    #: cost dominates (bench/eval_throughput.py); capped by ``batch_tokens``
+    batch_size: int = Field(default=128, ge=1)
+    #: KV-cache budget per batch in tokens (rows x (longest prompt + max_new_tokens) x
+    #: samples), so long agent prompts get narrower batches instead of exhausting memory
+    batch_tokens: int = Field(default=32_768, ge=1)
 
     @property
     def samples(self) -> int:
@@ -86,7 +91,8 @@ class EvalRequest(_Frozen):
     top_p: float = Field(default=1.0, gt=0.0, le=1.0)
     max_new_tokens: int = Field(default=64, ge=1, le=4096)
     seed: int = 0
-    batch_size: int = Field(default=16, ge=1)
+    batch_size: int = Field(default=128, ge=1)
+    batch_tokens: int = Field(default=32_768, ge=1)
     max_prompts: int | None = Field(default=None, ge=1)
     device: str = "auto"
     sampler: Literal["auto", "hf", "vllm"] = "auto"
@@ -121,7 +127,9 @@ class EvalRequest(_Frozen):
         return data
 
 
-_DECODING_FIELDS = ("k", "greedy", "temperature", "top_p", "max_new_tokens", "seed", "batch_size")
+_DECODING_FIELDS = (
+    "k", "greedy", "temperature", "top_p", "max_new_tokens", "seed", "batch_size", "batch_tokens",
+)  # fmt: skip
 
 
 class Sample(_Frozen):

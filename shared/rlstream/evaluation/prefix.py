@@ -14,6 +14,9 @@ base's, so each model computes its own), and every batch continues from a copy o
   at EOS (its cache rows are dropped) and the next prompt joins (continuous batching: the
   joining rows' cache gets masked zero slots after the prefix so the widths match), so no
   row waits for the longest member of its batch and every step runs full;
+* the greedy loop's caches reserve room for ``max_new_tokens`` more positions
+  (:func:`reserved_layer`): a decode step writes its keys and values in place instead of
+  ``torch.cat``-copying every layer's whole cache (measured: bench/README.md);
 * sampled: ``generate`` itself continues from the prefix cache, with the same batches and
   seeds as without it, so the random draws have the same shapes (identical samples unless
   the logits differ in rounding).
@@ -27,6 +30,7 @@ from __future__ import annotations
 import copy
 import inspect
 from collections.abc import Sequence
+from functools import cache
 from typing import Any
 
 
@@ -48,6 +52,57 @@ def common_prefix(seqs: Sequence[Sequence[int]]) -> list[int]:
     while n < limit and all(s[n] == first[n] for s in seqs):
         n += 1
     return list(first[:n])
+
+
+@cache
+def reserved_layer() -> type:
+    """``ReservedLayer``: a transformers ``DynamicLayer`` whose keys and values are views
+    into buffers with ``reserve`` spare positions, so appending a token writes in place.
+    When the batch changes (rows leave or join: the tensors are replaced), the next append
+    copies into a fresh buffer. Built on first use: transformers is the ``train`` extra."""
+    from transformers.cache_utils import DynamicLayer
+
+    class ReservedLayer(DynamicLayer):  # type: ignore[no-untyped-call]
+        reserve = 64
+
+        def update(self, key_states: Any, value_states: Any, *args: Any, **kwargs: Any) -> Any:
+            if not self.is_initialized:
+                self.lazy_initialization(key_states, value_states)
+            keys: Any = self.keys
+            n = keys.shape[-2] if keys.numel() else 0
+            m = n + key_states.shape[-2]
+            buf = getattr(self, "_buf", None)
+            if (
+                buf is None
+                or not n
+                or buf[0].shape[2] < m
+                or buf[0].shape[0] != key_states.shape[0]
+                or buf[0].data_ptr() != keys.data_ptr()
+            ):
+                b, h, _, d = key_states.shape
+                buf = (
+                    key_states.new_empty((b, h, m + self.reserve, d)),
+                    value_states.new_empty((b, h, m + self.reserve, value_states.shape[3])),
+                )
+                if n:
+                    buf[0][:, :, :n] = self.keys
+                    buf[1][:, :, :n] = self.values
+                self._buf = buf
+            buf[0][:, :, n:m] = key_states
+            buf[1][:, :, n:m] = value_states
+            self.keys, self.values = buf[0][:, :, :m], buf[1][:, :, :m]
+            return self.keys, self.values
+
+    return ReservedLayer
+
+
+def reserve(kv: Any, tokens: int) -> Any:
+    """``kv`` (a ``DynamicCache``) with every layer reserving ``tokens`` spare positions."""
+    cls = reserved_layer()
+    for layer in kv.layers:
+        layer.__class__ = cls  # same state; appends now write in place
+        layer.reserve = tokens
+    return kv
 
 
 class PrefixCache:
@@ -173,7 +228,7 @@ def greedy_stream(
 
     def admit(n: int) -> _Rows:
         take, waiting[:] = waiting[:n], waiting[n:]
-        cache = prefix.expanded(prefix_ids, len(take))
+        cache = reserve(prefix.expanded(prefix_ids, len(take)), max_new_tokens)
         ids, mask, pos = layout(p, [suffixes[i] for i in take], pad, prefix.device)
         logits = model(
             input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True,

@@ -65,6 +65,14 @@ def uses_tools(messages: Messages) -> bool:
     return any(m.get("tool_calls") or m["role"] == "tool" for m in messages)
 
 
+def prompts_per_batch(encoded: Sequence[Sequence[int]], decoding: Decoding) -> int:
+    """``batch_size`` prompts, fewer when their KV cache would pass ``batch_tokens``
+    (the longest prompt plus ``max_new_tokens``, times the samples per prompt)."""
+    longest = max((len(e) for e in encoded), default=1) + decoding.max_new_tokens
+    fit = decoding.batch_tokens // (longest * decoding.samples)
+    return max(1, min(decoding.batch_size, fit))
+
+
 def resolve_device(device: str) -> str:
     if device != "auto":
         return device
@@ -116,17 +124,17 @@ class HFSampler:
         n = decoding.samples
         eos = self.tok.eos_token_id
         prefix = [] if self.prefix is None else common_prefix(encoded)
+        width = prompts_per_batch(encoded, decoding)
         if self.prefix is not None and decoding.greedy:
             rows = greedy_stream(
                 self.model, self.prefix, prefix, [encoded[i][len(prefix) :] for i in order],
-                decoding.batch_size, decoding.max_new_tokens, eos, self.tok.pad_token_id, advance,
-                self.stats,
+                width, decoding.max_new_tokens, eos, self.tok.pad_token_id, advance, self.stats,
             )  # fmt: skip
             for i, row in zip(order, rows, strict=True):
                 out[i].append(self._generation(row))
             return out
-        for b, start in enumerate(range(0, len(order), decoding.batch_size)):
-            idx = order[start : start + decoding.batch_size]
+        for b, start in enumerate(range(0, len(order), width)):
+            idx = order[start : start + width]
             torch.manual_seed(decoding.seed * 100_003 + b)
             if self.prefix is None:
                 new = self._plain(encoded, idx, decoding)

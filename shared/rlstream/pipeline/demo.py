@@ -60,7 +60,7 @@ class DemoConfig(BaseModel):
     k: int = Field(default=4, ge=1)
     greedy: bool = True
     max_new_tokens: int = Field(default=48, ge=8)
-    eval_batch_size: int = Field(default=16, ge=1)
+    eval_batch_size: int = Field(default=128, ge=1)
     base_model: str | None = None
     gate: GateConfig = Field(default_factory=GateConfig)
     #: record and promote in the registry (embedded Postgres); off for library tests

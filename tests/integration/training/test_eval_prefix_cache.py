@@ -154,4 +154,8 @@ def test_the_bench_prints_its_ratio(base_model: Path, adapter: Path) -> None:
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-4000:]
     last = proc.stdout.strip().splitlines()[-1]
-    assert re.search(r"both \d+\.\d+x .*cached/floor \d+\.\d+x; identical outputs: True", last)
+    assert re.search(
+        r"both \d+\.\d+x .*plain@2/default \d+\.\d+x .*default/floor \d+\.\d+x; "
+        r"identical outputs: True",
+        last,
+    )

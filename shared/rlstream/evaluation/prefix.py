@@ -85,7 +85,7 @@ def reserved_layer() -> type:
                     value_states.new_empty((b, h, m + self.reserve, value_states.shape[3])),
                 )
                 if n:
-                    buf[0][:, :, :n] = self.keys
+                    buf[0][:, :, :n] = keys
                     buf[1][:, :, :n] = self.values
                 self._buf = buf
             buf[0][:, :, n:m] = key_states

@@ -41,6 +41,20 @@ from rlstream.settings import Settings
 CYCLES_FILE = "cycles.json"
 
 
+def cycles_gate(min_prompts: int = 30) -> GateConfig:
+    """The default gate with the ``tool_error_rate`` guard at 0.30 instead of 0.05.
+
+    The base model never tries a tool call, so cycle 1's candidate is judged alone against
+    an absolute limit (docs/gate.md, guards): at the demo's ~30 held-out prompts even a
+    candidate with no tool error at all has a 95% Wilson upper bound of 0.083, so 0.05 could
+    never hold and the first cycle could never promote. At 0.30 and 30 prompts a candidate
+    passes with at most 4 erring prompts (13%): one whose calls truly fail 10% / 20% / 30% of
+    the time passes the guard with probability 0.83 / 0.26 / 0.03 (binomial). Only the
+    demo's: a production gate keeps 0.05."""
+    guards = {**default_guards(), "tool_error_rate": GuardRule(worse="higher", tolerance=0.30)}
+    return GateConfig(min_prompts=min_prompts, guards=guards)
+
+
 class CyclesConfig(BaseModel):
     """Sizes for a quiet 2-core CPU (``--cycles 3``: tens of minutes; the CI test's: small)."""
 
@@ -64,23 +78,9 @@ class CyclesConfig(BaseModel):
     max_new_tokens: int = Field(default=48, ge=8)
     eval_batch_size: int = Field(default=128, ge=1)
     base_model: str | None = None
-    gate: GateConfig = Field(default_factory=lambda: cycles_gate())
+    gate: GateConfig = Field(default_factory=cycles_gate)
     #: the server's command (``rlstream serve``'s argv without the model and options)
     serve_argv: tuple[str, ...] = ("rlstream", "serve")
-
-
-def cycles_gate(min_prompts: int = 30) -> GateConfig:
-    """The default gate with the ``tool_error_rate`` guard at 0.30 instead of 0.05.
-
-    The base model never tries a tool call, so cycle 1's candidate is judged alone against
-    an absolute limit (docs/gate.md, guards): at the demo's ~30 held-out prompts even a
-    candidate with no tool error at all has a 95% Wilson upper bound of 0.083, so 0.05 could
-    never hold and the first cycle could never promote. At 0.30 and 30 prompts a candidate
-    passes with at most 4 erring prompts (13%): one whose calls truly fail 10% / 20% / 30% of
-    the time passes the guard with probability 0.83 / 0.26 / 0.03 (binomial). Only the
-    demo's: a production gate keeps 0.05."""
-    guards = {**default_guards(), "tool_error_rate": GuardRule(worse="higher", tolerance=0.30)}
-    return GateConfig(min_prompts=min_prompts, guards=guards)
 
 
 class CycleRecord(BaseModel):

@@ -159,6 +159,7 @@ def run_cycles(
 
     cfg = config or CyclesConfig()
     st = stages or NullStages()
+    settings = _fresh_start(cfg, settings)
     out = cfg.folder / "out"
     out.mkdir(parents=True, exist_ok=True)
     base = Path(cfg.base_model) if cfg.base_model else ensure_base_model()
@@ -179,6 +180,37 @@ def run_cycles(
 
 
 _INDENT = orjson.OPT_INDENT_2
+#: the embedded registry of a ``--cycles`` run, inside its folder
+STATE_DIR = ".rlstream"
+
+
+def _fresh_start(cfg: CyclesConfig, settings: Settings | None) -> Settings:
+    """Every run tells the story from the base model, in a world of its own.
+
+    The served conversation ids and the production logs are the same for a seed, so an
+    earlier run's files in ``cfg.folder`` (served.jsonl is appended to) or its registry
+    (its rollouts already released, its champion) would mix into this one. Without a DSN
+    the registry is an embedded PostgreSQL in ``cfg.folder/.rlstream``, not the working
+    directory's shared data dir; the run's own files and state are removed first. With a
+    configured DSN nothing is removed there: a rerun against it is refused by the store
+    (already-released rollouts), with the reason."""
+    import shutil
+
+    settings = settings or Settings()
+    if settings.postgres_dsn is None:
+        settings = settings.model_copy(update={"data_dir": cfg.folder / STATE_DIR})
+        shutil.rmtree(cfg.folder / STATE_DIR, ignore_errors=True)
+    out, logs = cfg.folder / "out", cfg.folder / "logs"
+    for stale in (
+        *out.glob("cycle[0-9]*"), *logs.glob("served-cycle*.jsonl"),
+        *logs.glob("production-cycle*.jsonl"),
+        out / CYCLES_FILE, out / "served.jsonl", out / "serve.log",
+    ):  # fmt: skip
+        if stale.is_dir():
+            shutil.rmtree(stale)
+        else:
+            stale.unlink(missing_ok=True)
+    return settings
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """Builders for the hot-swap tests (a uniquely named module: test dirs have no __init__.py):
-random LoRA adapters on the small model and a real ``rlstream serve`` process."""
+a real ``rlstream serve`` process; the adapters come from rlstream_testkit.adapters."""
 
 from __future__ import annotations
 
@@ -11,27 +11,9 @@ from pathlib import Path
 
 import httpx
 
+from rlstream_testkit.adapters import corrupt_adapter, make_adapter
 
-def make_adapter(folder: Path, seed: int) -> Path:
-    """A random LoRA adapter on the small model (different seeds answer differently)."""
-    import torch
-    from peft import LoraConfig, get_peft_model
-
-    from rlstream.training.basemodel import ensure_base_model, load_causal_lm
-
-    torch.manual_seed(seed)
-    lm, _ = load_causal_lm(ensure_base_model())
-    cfg = LoraConfig(r=4, target_modules=["q_proj", "v_proj"], init_lora_weights=False)
-    get_peft_model(lm, cfg).save_pretrained(str(folder))
-    return folder
-
-
-def corrupt_adapter(folder: Path, like: Path) -> Path:
-    """A folder that looks like an adapter (a real config) with garbage weights."""
-    folder.mkdir(parents=True)
-    (folder / "adapter_config.json").write_bytes((like / "adapter_config.json").read_bytes())
-    (folder / "adapter_model.safetensors").write_bytes(b"\x00not safetensors" * 64)
-    return folder
+__all__ = ["corrupt_adapter", "make_adapter", "start_server", "stop_server"]
 
 
 def _free_port() -> int:

@@ -34,7 +34,12 @@ from rlstream.storage import Store
 from rlstream_testkit.adapters import corrupt_adapter, make_adapter
 from rlstream_testkit.stack import read_topic
 
-pytestmark = [pytest.mark.cluster, pytest.mark.helm, pytest.mark.timeout(1500)]
+pytestmark = [
+    pytest.mark.cluster,
+    pytest.mark.helm,
+    pytest.mark.timeout(1500),
+    pytest.mark.filterwarnings("ignore::FutureWarning"),  # peft saving the test's adapters
+]
 NS = "rls-serve"
 REL = "srv"
 SERVE = f"{REL}-rlstream-serve"

@@ -189,3 +189,33 @@ def test_tools_and_earlier_tool_calls_render_with_the_real_template(
     assert rec["tools"] == tools and rec["messages"][1]["tool_calls"][0]["arguments"] == {
         "id": "A-1"
     }
+
+
+def test_the_official_openai_client_chats_and_streams(server: tuple[str, Path]) -> None:
+    """What a user's code does: the ``openai`` package pointed at the server's /v1."""
+    from openai import OpenAI
+
+    url, log = server
+    oa = OpenAI(base_url=url + "/v1", api_key="unused", timeout=120, max_retries=0)
+    assert [m.id for m in oa.models.list()] == [MODEL_ID]
+    msgs = [{"role": "user", "content": "Say hello."}]
+    out = oa.chat.completions.create(
+        model=MODEL_ID, messages=msgs, max_tokens=8, extra_headers={"X-Conversation-Id": "c-oa"}
+    )
+    assert out.model == MODEL_ID and out.choices[0].message.content
+    assert out.choices[0].finish_reason in ("stop", "length")
+    assert out.usage is not None and 0 < out.usage.completion_tokens <= 8
+    stream = oa.chat.completions.create(
+        model=MODEL_ID, messages=msgs, max_tokens=8, stream=True,
+        stream_options={"include_usage": True}, extra_headers={"X-Conversation-Id": "c-oa-s"},
+    )  # fmt: skip
+    chunks = list(stream)
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text.strip() and chunks[-1].usage is not None
+    recs = {
+        r["conversation_id"]: r
+        for r in map(orjson.loads, log.read_bytes().splitlines())
+        if r.get("conversation_id") in ("c-oa", "c-oa-s")
+    }
+    assert {r["model"] for r in recs.values()} == {MODEL_ID} and len(recs) == 2
+    assert recs["c-oa-s"]["messages"][-1]["content"] == text.strip()

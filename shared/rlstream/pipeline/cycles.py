@@ -180,8 +180,9 @@ def run_cycles(
 
 
 _INDENT = orjson.OPT_INDENT_2
-#: the embedded registry of a ``--cycles`` run, inside its folder
-STATE_DIR = ".rlstream"
+#: the embedded registry of a ``--cycles`` run, inside its folder; never the default data
+#: dir's name, so ``--dir .`` does not clear the working directory's ``.rlstream``
+STATE_DIR = ".rlstream-cycles"
 
 
 def _fresh_start(cfg: CyclesConfig, settings: Settings | None) -> Settings:
@@ -190,7 +191,7 @@ def _fresh_start(cfg: CyclesConfig, settings: Settings | None) -> Settings:
     The served conversation ids and the production logs are the same for a seed, so an
     earlier run's files in ``cfg.folder`` (served.jsonl is appended to) or its registry
     (its rollouts already released, its champion) would mix into this one. Without a DSN
-    the registry is an embedded PostgreSQL in ``cfg.folder/.rlstream``, not the working
+    the registry is an embedded PostgreSQL in ``cfg.folder/.rlstream-cycles``, not the working
     directory's shared data dir; the run's own files and state are removed first. With a
     configured DSN nothing is removed there: a rerun against it is refused by the store
     (already-released rollouts), with the reason."""
@@ -220,7 +221,7 @@ class _Loop:
     cfg: CyclesConfig
     server: ServedModel
     st: Stages
-    settings: Settings | None
+    settings: Settings
     base: Path
     #: (model id, adapter dir; None: the base model) of the model serving
     champion: tuple[str, Path | None]
@@ -370,7 +371,7 @@ def _register(
     write_models(out / "served_scored.jsonl", served)
     promotion = asyncio.run(
         promote_and_trace(
-            loop.settings or Settings(),
+            loop.settings,
             dataset_dir=out / "dataset",
             scored=out / "scored.jsonl",
             run=CandidateRun(

@@ -41,6 +41,14 @@ def test_embedded_state_is_the_folders_own_and_starts_empty(tmp_path: Path) -> N
     assert keep.exists()
 
 
+def test_dir_dot_leaves_the_working_directorys_data_dir_alone(tmp_path: Path) -> None:
+    shared = tmp_path / ".rlstream" / "postgres" / "PG_VERSION"  # make demo's, rlstream up's
+    shared.parent.mkdir(parents=True)
+    shared.write_text("16\n")
+    _fresh_start(CyclesConfig(folder=tmp_path), Settings())
+    assert shared.exists()
+
+
 def test_a_configured_database_is_left_alone(tmp_path: Path) -> None:
     _earlier_run(tmp_path)
     given = Settings(postgres_dsn=SecretStr("postgresql://x@db/x"), data_dir=tmp_path / "d")
